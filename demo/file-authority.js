@@ -1,0 +1,4 @@
+'use strict'
+module.exports = async function demo (dir) {
+  console.log('not built yet')
+}

@@ -1,0 +1,2 @@
+/* Placeholder until this primitive lands. */
+typedef int aos_placeholder_linux;

@@ -1,0 +1,14 @@
+export {
+  FileAuthorityErrorCode,
+  FileAuthorityError,
+  FileAuthority,
+  OpenOptions,
+  DirectoryEntry,
+  DirectoryListing,
+  ReadAuthority,
+  WriteAuthority,
+  openReadAuthority,
+  openReadAuthoritySync,
+  openWriteAuthority,
+  openWriteAuthoritySync
+} from '../index'

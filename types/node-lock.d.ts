@@ -1,0 +1,1 @@
+export { NodeLockErrorCode, NodeLockError, LockGuard, tryAcquire, acquire, withLock } from '../index'

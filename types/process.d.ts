@@ -1,0 +1,6 @@
+export {
+  DEFAULT_KILL_GRACE_MS,
+  KillProcessTreeOptions,
+  ChildProcessLike,
+  killProcessTree
+} from '../index'
