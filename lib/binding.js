@@ -55,4 +55,10 @@ function loadFailure () {
   return failure
 }
 
-module.exports = { part, loadFailure }
+/** Names of the parts set up so far in this thread (for the package's own tests). */
+function loadedParts () {
+  load()
+  return binding === undefined ? [] : binding.loadedParts()
+}
+
+module.exports = { part, loadFailure, loadedParts }

@@ -54,6 +54,26 @@ static napi_value aos__get_part(napi_env env, napi_callback_info info) {
   return exports;
 }
 
+/* loadedParts(): the names of the parts built so far in this environment. Not public
+ * API: the package's tests use it to check that requiring one subpath sets up nothing
+ * of another. */
+static napi_value aos__loaded_parts(napi_env env, napi_callback_info info) {
+  (void)info;
+  aos_instance *inst = NULL;
+  AOS_CALL(env, napi_get_instance_data(env, (void **)&inst), NULL);
+  napi_value list;
+  AOS_CALL(env, napi_create_array(env, &list), NULL);
+  uint32_t n = 0;
+  for (int i = 0; i < AOS_PART_COUNT; i++) {
+    if (inst->parts[i] == NULL) continue;
+    napi_value name;
+    AOS_CALL(env, napi_create_string_utf8(env, aos__parts[i].name, NAPI_AUTO_LENGTH, &name),
+             NULL);
+    AOS_CALL(env, napi_set_element(env, list, n++, name), NULL);
+  }
+  return list;
+}
+
 static napi_value aos__init(napi_env env, napi_value exports) {
   aos_instance *inst = calloc(1, sizeof *inst);
   if (inst == NULL) {
@@ -70,6 +90,9 @@ static napi_value aos__init(napi_env env, napi_value exports) {
                                (void *)(intptr_t)i)) {
       return NULL;
     }
+  }
+  if (!aos_napi_set_function(env, exports, "loadedParts", aos__loaded_parts, NULL)) {
+    return NULL;
   }
   return exports;
 }

@@ -1,0 +1,125 @@
+'use strict'
+// The packaging test (`npm run test:package`, run by .ci/run): pack the package as it
+// would be published, install the tarball into an empty project, and check that
+//  - with prebuilds in the tarball, nothing is compiled (no C compiler, make or python
+//    on PATH during the install) and every subpath loads the prebuilt binding;
+//  - without prebuilds, the install compiles from source, offline: node-gyp is given
+//    the running Node's own headers and downloads nothing.
+
+const assert = require('node:assert/strict')
+const { spawnSync } = require('node:child_process')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+
+const repo = path.join(__dirname, '..', '..')
+const SUBPATHS = ['file-authority', 'file-authority/testing', 'node-lock', 'process']
+
+function sh (cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { encoding: 'utf8', timeout: 600000, ...opts })
+  if (r.error) throw r.error
+  return r
+}
+
+function must (r, what) {
+  assert.equal(r.status, 0, `${what} failed:\n${r.stdout}\n${r.stderr}`)
+  return r
+}
+
+function pack (dir, dest) {
+  const r = must(sh('npm', ['pack', '--json', '--pack-destination', dest], { cwd: dir }), 'npm pack')
+  const info = JSON.parse(r.stdout)[0]
+  return { file: path.join(dest, info.filename), files: info.files.map((f) => f.path) }
+}
+
+function project (tmp, name) {
+  const dir = path.join(tmp, name)
+  fs.mkdirSync(dir)
+  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name, private: true }))
+  return dir
+}
+
+// A PATH with node, npm and a shell only.
+function barePath (tmp) {
+  const bin = path.join(tmp, 'bare-bin')
+  fs.mkdirSync(bin)
+  const npmCli = fs.realpathSync(sh('sh', ['-c', 'command -v npm']).stdout.trim())
+  fs.symlinkSync(process.execPath, path.join(bin, 'node'))
+  fs.symlinkSync(npmCli, path.join(bin, 'npm'))
+  fs.symlinkSync('/bin/sh', path.join(bin, 'sh'))
+  return bin
+}
+
+function loadEverySubpath (dir, env) {
+  const script = `
+    const out = {}
+    for (const s of ${JSON.stringify(SUBPATHS)}) out[s] = Object.keys(require('@scope/agent-os/' + s)).length
+    out.binding = require('node-gyp-build').resolve(require('node:path').dirname(require.resolve('@scope/agent-os/package.json')))
+    console.log(JSON.stringify(out))`
+  const r = must(sh(process.execPath, ['-e', script], { cwd: dir, env }), 'loading every subpath')
+  return JSON.parse(r.stdout)
+}
+
+describe('packaging: the published tarball', function () {
+  this.timeout(900000)
+  let tmp, withPrebuilds, withoutPrebuilds
+
+  before(function () {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-os-pack-'))
+    if (!fs.existsSync(path.join(repo, 'prebuilds', `${process.platform}-${process.arch}`))) {
+      must(sh('npm', ['run', 'prebuild'], { cwd: repo }), 'npm run prebuild')
+    }
+    withPrebuilds = pack(repo, tmp)
+    // The same package without prebuilds: unpack, drop them, pack again.
+    const stage = path.join(tmp, 'stage')
+    fs.mkdirSync(stage)
+    must(sh('tar', ['-xzf', withPrebuilds.file, '-C', stage]), 'tar')
+    fs.rmSync(path.join(stage, 'package', 'prebuilds'), { recursive: true, force: true })
+    const dest = path.join(tmp, 'source-only')
+    fs.mkdirSync(dest)
+    withoutPrebuilds = pack(path.join(stage, 'package'), dest)
+  })
+
+  after(function () {
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true })
+  })
+
+  it('contains the C sources, binding.gyp, lib, types and the prebuild, and no build output', function () {
+    const files = withPrebuilds.files
+    for (const f of ['binding.gyp', 'src/addon.c', 'index.d.ts', 'lib/binding.js', 'scripts/install.js', 'package.json']) {
+      assert.ok(files.includes(f), f)
+    }
+    assert.ok(files.some((f) => f.startsWith(`prebuilds/${process.platform}-${process.arch}/`) && f.endsWith('.node')))
+    assert.ok(!files.some((f) => f.startsWith('build/') || f.startsWith('test/') || f.startsWith('node_modules/')))
+  })
+
+  it('installs from the tarball with prebuilds and no compiler on PATH, compiling nothing', function () {
+    const dir = project(tmp, 'with-prebuilds')
+    const bin = barePath(tmp)
+    for (const tool of ['cc', 'gcc', 'clang', 'make', 'python3', 'c++']) {
+      assert.equal(sh('sh', ['-c', `command -v ${tool}`], { env: { PATH: bin } }).status, 1, `${tool} must not be on PATH`)
+    }
+    const env = { PATH: bin, HOME: process.env.HOME, npm_config_cache: process.env.npm_config_cache || path.join(os.homedir(), '.npm') }
+    must(sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', withPrebuilds.file], { cwd: dir, env }), 'npm install')
+    const installed = path.join(dir, 'node_modules', '@scope', 'agent-os')
+    assert.ok(!fs.existsSync(path.join(installed, 'build')), 'no build/ directory: nothing was compiled')
+    const out = loadEverySubpath(dir, env)
+    assert.match(out.binding, /prebuilds/)
+    for (const s of SUBPATHS) assert.ok(out[s] > 0, s)
+  })
+
+  it('installs from a tarball without prebuilds by compiling from source, offline', function () {
+    const dir = project(tmp, 'from-source')
+    const devdir = path.join(tmp, 'node-gyp-devdir')
+    fs.mkdirSync(devdir)
+    // node-gyp would download headers into devdir; it must not need to.
+    const env = { ...process.env, npm_config_devdir: devdir }
+    must(sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', withoutPrebuilds.file], { cwd: dir, env }), 'npm install')
+    const installed = path.join(dir, 'node_modules', '@scope', 'agent-os')
+    assert.ok(fs.existsSync(path.join(installed, 'build', 'Release', 'agent_os.node')), 'compiled from source')
+    assert.deepEqual(fs.readdirSync(devdir), [], 'no Node headers were downloaded')
+    const out = loadEverySubpath(dir, env)
+    assert.match(out.binding, /build/)
+    for (const s of SUBPATHS) assert.ok(out[s] > 0, s)
+  })
+})
