@@ -12,11 +12,14 @@
 //   --json=FILE     also write the results as JSON to FILE
 //   --only=a,b      only the groups named: read, list, write, lock, kill
 //   --no-series     skip the scaling series
+//   --no-syscall-check
+//                   skip the strace comparison of package calls and C loops
 //   --c-write-mode=excl|tmpfile
 //                   which C write loop the write target is measured against
 //                   (the one matching the package's sequence; default excl)
 
 const fs = require('node:fs')
+const os = require('node:os')
 const path = require('node:path')
 const { spawn, spawnSync } = require('node:child_process')
 const { buildPrograms } = require('./lib/cbuild.js')
@@ -25,17 +28,19 @@ const fixtures = require('./lib/fixtures.js')
 const { load } = require('./lib/pkg.js')
 const { Worker } = require('./lib/child.js')
 const report = require('./lib/report.js')
+const syscalls = require('./lib/syscalls.js')
 
 const GROUPS = ['read', 'list', 'write', 'lock', 'kill']
 
 function parseArgs (argv) {
-  const o = { quick: false, json: false, jsonFile: undefined, only: GROUPS, series: true, cWriteMode: 'excl' }
+  const o = { quick: false, json: false, jsonFile: undefined, only: GROUPS, series: true, syscallCheck: true, cWriteMode: 'excl' }
   for (const a of argv) {
     if (a === '--quick') o.quick = true
     else if (a === '--json') o.json = true
     else if (a.startsWith('--json=')) o.jsonFile = a.slice(7)
     else if (a.startsWith('--only=')) o.only = a.slice(7).split(',').filter(Boolean)
     else if (a === '--no-series') o.series = false
+    else if (a === '--no-syscall-check') o.syscallCheck = false
     else if (a.startsWith('--c-write-mode=')) o.cWriteMode = a.slice(15)
     else if (a === '--help' || a === '-h') {
       process.stdout.write(fs.readFileSync(__filename, 'utf8').split('\n').filter((l) => l.startsWith('//')).map((l) => l.slice(3)).join('\n') + '\n')
@@ -49,8 +54,9 @@ function parseArgs (argv) {
   return o
 }
 
+const t0 = Date.now()
 function log (text) {
-  process.stderr.write(`${text}\n`)
+  process.stderr.write(`[${((Date.now() - t0) / 1000).toFixed(1).padStart(5)} s] ${text}\n`)
 }
 
 /** The kill group in a child Node process under the C subreaper. */
@@ -116,6 +122,7 @@ async function main () {
     openat2 = r.status === 0
   }
   info.openat2 = openat2
+  info.loadAverageAtStart = os.loadavg().map((x) => Math.round(x * 100) / 100)
 
   const exitHooks = []
   let worker
@@ -142,7 +149,16 @@ async function main () {
   const rows = []
   const series = []
   let survivors
+  let syscallCheck
   try {
+    if (o.syscallCheck && readBase.dir) {
+      log('syscall check (strace)')
+      try {
+        syscallCheck = syscalls.check(ctx)
+      } catch (err) {
+        syscallCheck = { available: false, reason: `failed: ${err.message}`, checks: [] }
+      }
+    }
     for (const group of GROUPS) {
       if (!o.only.includes(group)) continue
       log(`${group}:`)
@@ -167,6 +183,7 @@ async function main () {
     fixtures.cleanup()
   }
 
+  info.loadAverageAtEnd = os.loadavg().map((x) => Math.round(x * 100) / 100)
   const result = {
     date: new Date().toISOString(),
     mode: o.quick ? 'quick' : 'full',
@@ -174,6 +191,7 @@ async function main () {
     machine: info,
     rows,
     survivors,
+    syscallCheck,
     series
   }
   if (o.jsonFile) fs.writeFileSync(o.jsonFile, JSON.stringify(result, null, 2) + '\n')
@@ -186,6 +204,7 @@ async function main () {
   lines.push(`agent-os bench, ${result.mode} run, ${result.date}, ${result.seconds} s`)
   lines.push(`machine: ${m.cores} cores (${m.cpuModel}), ${m.memoryGiB} GiB, ${m.os}, kernel ${m.kernel}, Node ${m.node}, ${m.compiler}`)
   lines.push(`filesystems: disk ${m.filesystems.disk}; tmpfs ${m.filesystems.tmpfs}; openat2 ${m.openat2 ? 'available' : 'missing'}`)
+  lines.push(`load average (1, 5, 15 min): ${m.loadAverageAtStart.join(' ')} at start, ${m.loadAverageAtEnd.join(' ')} at end`)
   lines.push('ratios: package time / alternative time (lower is faster); medians of alternated rounds')
   lines.push('')
   lines.push(...report.mainTable(rows))
@@ -196,6 +215,10 @@ async function main () {
     for (const n of row.notes) lines.push(`  ${n}`)
     const alive = row.impls.filter((i) => i.aliveAtResolve !== undefined)
     if (alive.length) lines.push(`  Tree members still alive when the call resolved (worst round): ${alive.map((i) => `${i.label} ${i.aliveAtResolve}`).join(', ')}.`)
+  }
+  if (syscallCheck) {
+    lines.push('')
+    lines.push(...syscalls.lines(syscallCheck))
   }
   if (survivors) {
     lines.push('')

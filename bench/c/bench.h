@@ -48,6 +48,17 @@ static inline long bench_warmup_count (long n) {
   return w;
 }
 
+/* With AOS_BENCH_MARK set in the environment, writes "=====<what>" to stderr: the
+ * harness's syscall check (strace) cuts the trace at these marks. */
+static inline void bench_mark (const char *what) {
+  static int enabled = -1;
+  if (enabled < 0) enabled = getenv("AOS_BENCH_MARK") != NULL;
+  if (!enabled) return;
+  char line[64];
+  int len = snprintf(line, sizeof line, "=====%s\n", what);
+  if (len > 0 && write(2, line, (size_t) len) < 0) bench_die("write", errno);
+}
+
 static inline int bench_openat2 (int dirfd, const char *path, int flags) {
   struct open_how how;
   memset(&how, 0, sizeof how);
@@ -70,11 +81,12 @@ static inline int bench_openat (int dirfd, const char *path, int flags, mode_t m
 
 /* Opens the directory `rel` (components separated by '/', possibly empty for the
  * root itself) beneath `rootfd`, either with one openat2 resolution or with the
- * per-component openat walk (each component O_DIRECTORY | O_NOFOLLOW, the previous
- * descriptor closed after the next is open). Returns a new descriptor or -1. */
-static inline int bench_open_dir (int rootfd, const char *rel, int use_openat2) {
-  if (rel[0] == '\0') return bench_openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-  if (use_openat2) return bench_openat2(rootfd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+ * per-component openat walk (each component O_DIRECTORY | O_NOFOLLOW | `extra`, the
+ * previous descriptor closed after the next is open). Returns a new descriptor or -1. */
+static inline int bench_open_dir (int rootfd, const char *rel, int use_openat2, int extra) {
+  int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | extra;
+  if (rel[0] == '\0') return bench_openat(rootfd, ".", flags, 0);
+  if (use_openat2) return bench_openat2(rootfd, rel, flags);
   char name[256];
   int cur = rootfd;
   const char *p = rel;
@@ -84,7 +96,7 @@ static inline int bench_open_dir (int rootfd, const char *rel, int use_openat2) 
     if (len == 0 || len >= sizeof name) { errno = EINVAL; break; }
     memcpy(name, p, len);
     name[len] = '\0';
-    int next = bench_openat(cur, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+    int next = bench_openat(cur, name, flags, 0);
     int saved = errno;
     if (cur != rootfd) close(cur);
     if (next < 0) { errno = saved; return -1; }

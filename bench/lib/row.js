@@ -3,7 +3,7 @@
 // not landed yet becomes "not available"), measured in alternated rounds, and
 // compared pairwise (package time / alternative time) against the row's targets.
 
-const { alternate } = require('./measure.js')
+const { alternate, median } = require('./measure.js')
 const { Unavailable, firstLine } = require('./pkg.js')
 
 /**
@@ -65,6 +65,10 @@ async function runRow (spec, { log }) {
     const comp = { pkg: c.pkg, alt: c.alt, target: c.target, limit: c.limit, ratio: NaN, met: null }
     if (pkg && alt && pkg.status === 'ok' && alt.status === 'ok') {
       comp.ratio = pkg.medianNs / alt.medianNs
+      // Also the median of per-round ratios (each round's package time over the same
+      // round's alternative time), which cancels load that drifts between rounds.
+      const k = Math.min(pkg.rounds.length, alt.rounds.length)
+      comp.pairedRatio = median(Array.from({ length: k }, (_, i) => pkg.rounds[i] / alt.rounds[i]))
       if (c.applicable === false) comp.note = c.note || 'target n/a'
       else if (c.limit !== undefined) comp.met = comp.ratio <= c.limit
     } else {

@@ -30,14 +30,14 @@ async function rows (ctx) {
   const root = path.join(ctx.disk.dir, 'list')
   const count = 10000
   makeListing(path.join(root, 'big'), count)
-  const n = ctx.quick ? 5 : 30
+  const n = ctx.quick ? 3 : 20
   const row = await runRow({
     id: 'list-10k',
     short: 'listSync 10 000 entries',
     title: 'listSync, a directory of 10 000 entries (every tenth a directory)',
     where: `${ctx.disk.type}, ${ctx.disk.where}`,
     n,
-    rounds: ctx.quick ? 5 : 15,
+    rounds: ctx.quick ? 9 : 21,
     notes: ['The alternative sorts by name in code-unit order, as listSync returns it.'],
     impls: [
       {
@@ -67,14 +67,14 @@ async function rows (ctx) {
 async function series (ctx) {
   const root = path.join(ctx.disk.dir, 'listing')
   const counts = [10, 100, 1000, 10000, 100000].filter((c) => !ctx.quick || c <= 10000)
-  const perRound = ctx.quick ? 20000 : 200000
+  const perRound = ctx.quick ? 10000 : 100000
   let reader
   const s = await runSeries({
     id: 'list-count',
-    title: `listing time vs entry count (${ctx.disk.type}; ${ctx.quick ? 3 : 7} rounds; about ${perRound} entries listed per round and implementation)`,
+    title: `listing time vs entry count (${ctx.disk.type}; ${ctx.quick ? 5 : 9} rounds; about ${perRound} entries listed per round and implementation)`,
     unitLabel: 'entries',
     perUnit: 'entry',
-    rounds: ctx.quick ? 3 : 7,
+    rounds: ctx.quick ? 5 : 9,
     points: counts.map((c) => ({ units: c, label: String(c), n: Math.max(2, Math.round(perRound / c)), name: `n${c}` })),
     impls: [
       {

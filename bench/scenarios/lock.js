@@ -16,18 +16,18 @@ async function rows (ctx) {
     fs.closeSync(fs.openSync(p, 'a'))
     return p
   }
-  const n = ctx.quick ? 1000 : 10000
+  const n = ctx.quick ? 300 : 2000
   const row = await runRow({
     id: 'lock-cycle',
     short: 'lock cycle',
     title: 'lock cycle: acquire without waiting, then release (uncontended)',
     where: `${ctx.disk.type}, ${ctx.disk.where}`,
     n,
-    rounds: ctx.quick ? 5 : 15,
+    rounds: ctx.quick ? 9 : 21,
     notes: [
       'agent-os: tryAcquire(path) then guard.release(). proper-lockfile: lockSync(path) then the returned release().',
       'fs-native-extensions: fs.openSync, tryLock(fd), unlock(fd), fs.closeSync (an fcntl OFD lock, no identity re-check).',
-      'The C loop (reference, no target): open, flock(LOCK_EX | LOCK_NB), fstat + lstat identity check, flock(LOCK_UN), close.'
+      'The C loop (reference, no target) makes the package\'s calls: lstat, open, fstat, flock(LOCK_EX | LOCK_NB), lstat identity check, holder pid written (getpid, ftruncate, pwrite), ftruncate, flock(LOCK_UN), close.'
     ],
     impls: [
       {

@@ -35,17 +35,18 @@ async function rows (ctx) {
 
   // ---------------------------------------------------------- readBytesSync 4 KiB
   {
-    const n = ctx.quick ? 2000 : 20000
+    const n = ctx.quick ? 1000 : 10000
     out.push(await runRow({
       id: 'read-4k-sync',
       short: 'readBytesSync 4 KiB, depth 3',
       title: 'readBytesSync, 4 KiB file, 3 directories deep',
       where,
       n,
-      rounds: ctx.quick ? 5 : 15,
+      rounds: ctx.quick ? 9 : 21,
       notes: [
         'The package opens its authority once, outside the timing; fs.readFileSync joins the path each call.',
-        'The portable-walk implementation runs in a child process started with AGENT_OS_FA_RESOLVER=portable.'
+        'The portable-walk implementation runs in a child process started with AGENT_OS_FA_RESOLVER=portable.',
+        'The C loops make the package\'s calls (see the syscall check): fstat root, resolve the parent (openat2, or openat per component), fstatat, openat, close, fstat, read, read, fstat, close.'
       ],
       impls: [
         {
@@ -101,14 +102,14 @@ async function rows (ctx) {
 
   // ------------------------------------------------------------- readBytes async
   {
-    const n = ctx.quick ? 300 : 3000
+    const n = ctx.quick ? 200 : 2000
     out.push(await runRow({
       id: 'read-4k-async',
       short: 'readBytes 4 KiB, depth 3',
       title: 'readBytes (async), 4 KiB file, 3 directories deep',
       where,
       n,
-      rounds: ctx.quick ? 5 : 15,
+      rounds: ctx.quick ? 9 : 21,
       notes: ['Sequential awaits: the latency of one call, not throughput under concurrency.'],
       impls: [
         {
@@ -137,7 +138,7 @@ async function rows (ctx) {
     const size = 64 * MiB
     const bigRoot = path.join(ctx.disk.dir, 'big')
     writeFile(path.join(bigRoot, 'big.bin'), size)
-    const n = ctx.quick ? 2 : 5
+    const n = ctx.quick ? 1 : 3
     const big = { maxBytes: size }
     out.push(await runRow({
       id: 'read-64m-sync',
@@ -145,7 +146,7 @@ async function rows (ctx) {
       title: 'readBytesSync, 64 MiB file (throughput)',
       where,
       n,
-      rounds: ctx.quick ? 5 : 11,
+      rounds: ctx.quick ? 7 : 11,
       bytesPerOp: size,
       notes: ['Target: throughput >= 1.0x of each alternative, i.e. time ratio <= 1.0x. Every read fills a fresh buffer.'],
       impls: [
@@ -196,15 +197,15 @@ async function series (ctx) {
       dir = path.join(dir, `d${d}`)
     }
     const segs = (k) => [...Array.from({ length: k - 1 }, (_, i) => `d${i + 1}`), 'file.bin']
-    const n = ctx.quick ? 1000 : 5000
+    const n = ctx.quick ? 500 : 5000
     const budget = { maxBytes: MiB }
     let reader
     out.push(await runSeries({
       id: 'read-depth',
-      title: `read time vs path depth (4 KiB file; ${ctx.disk.type}; ${ctx.quick ? 3 : 7} rounds of ${n})`,
+      title: `read time vs path depth (4 KiB file; ${ctx.disk.type}; ${ctx.quick ? 5 : 9} rounds of ${n})`,
       unitLabel: 'segments',
       perUnit: 'segment',
-      rounds: ctx.quick ? 3 : 7,
+      rounds: ctx.quick ? 5 : 9,
       points: depths.map((k) => ({ units: k, label: String(k), n, segments: segs(k) })),
       impls: [
         {
@@ -254,11 +255,11 @@ async function series (ctx) {
     let reader
     out.push(await runSeries({
       id: 'read-size',
-      title: `read time vs file size (${ctx.disk.type}, page cache warm; ${ctx.quick ? 3 : 7} rounds; ${fmtBytes(perRound)} read per round and implementation, at least 1 read, at most 5000)`,
+      title: `read time vs file size (${ctx.disk.type}, page cache warm; ${ctx.quick ? 5 : 9} rounds; ${fmtBytes(perRound)} read per round and implementation, at least 1 read, at most 5000)`,
       unitLabel: 'size',
       perUnit: 'KiB',
       unitScale: KiB,
-      rounds: ctx.quick ? 3 : 7,
+      rounds: ctx.quick ? 5 : 9,
       points: sizes.map((s) => ({ units: s, label: fmtBytes(s), n: Math.max(1, Math.min(5000, Math.round(perRound / s))), name: `f${s}.bin` })),
       impls: [
         {

@@ -16,7 +16,7 @@ async function writeRow (ctx, base, kind) {
   const root = path.join(base.dir, 'write')
   for (const sub of ['pkg', 'wfa', 'c-excl', 'c-tmpfile']) writeFile(path.join(root, sub, 'file.txt'), SIZE)
   const onTmpfs = kind === 'tmpfs'
-  const n = onTmpfs ? (ctx.quick ? 500 : 5000) : (ctx.quick ? 10 : 50)
+  const n = onTmpfs ? (ctx.quick ? 300 : 3000) : (ctx.quick ? 8 : 40)
   const cMode = ctx.cWriteMode
   const impls = [
     {
@@ -67,9 +67,9 @@ async function writeRow (ctx, base, kind) {
     title: `writeTextSync, 4 KiB, replacing a file on ${kind === 'tmpfs' ? 'tmpfs' : 'a disk filesystem'}`,
     where: `${base.type}, ${base.where}`,
     n,
-    rounds: ctx.quick ? 5 : (onTmpfs ? 15 : 11),
+    rounds: ctx.quick ? (onTmpfs ? 9 : 7) : (onTmpfs ? 21 : 11),
     notes: [
-      'The C loops resolve the parent with openat2, keep the mode, write, fsync the file, rename, fsync the parent and re-check the committed name.',
+      'The C loops make the package\'s calls: fstat root, openat2 parent, fstatat target, getrandom, exclusive temp (or O_TMPFILE + linkat), fstat, fchmod, write, fsync, close, renameat, fsync parent, fstatat re-check.',
       'write-file-atomic fsyncs the file but not the parent directory, and resolves the path with realpath.'
     ],
     impls,
