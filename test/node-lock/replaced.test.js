@@ -55,7 +55,8 @@ describe('node-lock: the path replaced between open and lock', function () {
       ${body}
       console.log(JSON.stringify(out))`
     const stdout = execFileSync(process.execPath, ['-e', script], {
-      env: { ...process.env, LD_PRELOAD: shim, AOS_TEST_SWAP_PATH: lockPath, AOS_TEST_SWAP_TIMES: String(times) },
+      // After any preload already there (a sanitizer runtime must stay first).
+      env: { ...process.env, LD_PRELOAD: [process.env.LD_PRELOAD, shim].filter(Boolean).join(' '), AOS_TEST_SWAP_PATH: lockPath, AOS_TEST_SWAP_TIMES: String(times) },
       encoding: 'utf8'
     })
     return JSON.parse(stdout)
