@@ -62,6 +62,49 @@ describe('node-lock: processes and threads', function () {
       assert.equal(g.released, false)
     })
 
+    it('a holder that exits without releasing releases the lock', async function () {
+      const h = await holder()
+      assert.equal((await h.request('tryAcquire', { lockPath })).held, true)
+      assert.equal(tryAcquire(lockPath), undefined)
+      const exited = once(h.child, 'exit')
+      await h.request('exit')
+      const [code] = await exited
+      assert.equal(code, 0)
+      assert.ok(take() !== undefined, 'released when the holder exited')
+    })
+
+    it('a slow live holder is never treated as abandoned', async function () {
+      const h = await holder()
+      assert.equal((await h.request('tryAcquire', { lockPath })).held, true)
+      for (let i = 0; i < 3; i++) {
+        await assert.rejects(acquire(lockPath, { timeoutMs: 100 }), (err) => err.code === 'LOCK_TIMEOUT' && err.holderPid === h.pid)
+      }
+      assert.equal(tryAcquire(lockPath), undefined, 'still held by the live holder')
+    })
+
+    it('acquire without timeoutMs keeps waiting (default 10 000 ms) and gets the lock on release', async function () {
+      const h = await holder()
+      assert.equal((await h.request('tryAcquire', { lockPath })).held, true)
+      let settled = false
+      const p = acquire(lockPath).finally(() => { settled = true })
+      await new Promise((resolve) => setTimeout(resolve, 1500))
+      assert.equal(settled, false, 'still waiting well before the default timeout')
+      await h.request('release', { lockPath })
+      const g = await p
+      cleanup.push(() => g.release())
+      assert.equal(g.released, false)
+    })
+
+    it('acquire without timeoutMs gives up with LOCK_TIMEOUT after the default 10 000 ms (AGENT_OS_STRESS=full)', async function () {
+      if (process.env.AGENT_OS_STRESS !== 'full') this.skip()
+      this.timeout(60000)
+      const h = await holder()
+      assert.equal((await h.request('tryAcquire', { lockPath })).held, true)
+      const started = performance.now()
+      await assert.rejects(acquire(lockPath), (err) => err.code === 'LOCK_TIMEOUT' && err.holderPid === h.pid)
+      assert.ok(performance.now() - started >= 10000 - 5, 'not before the default timeout')
+    })
+
     it('a holder killed with SIGKILL releases the lock', async function () {
       const h = await holder()
       assert.equal((await h.request('tryAcquire', { lockPath })).held, true)
