@@ -54,12 +54,13 @@ function requireNative (operation) {
 let stateOf // (authority) => state | undefined, defined inside the class body
 
 class Authority {
-  // { handle, closed, inFlight: Set<Promise> }; unreachable from outside this module.
+  // { handle, writable, closed, inFlight: Set<Promise> }; unreachable from outside
+  // this module.
   #state
 
-  constructor (token, handle) {
+  constructor (token, handle, writable) {
     if (token !== kConstruct) throw new TypeError('Illegal constructor')
-    this.#state = { handle, closed: false, inFlight: new Set() }
+    this.#state = { handle, writable, closed: false, inFlight: new Set() }
   }
 
   static {
@@ -121,9 +122,11 @@ class Authority {
   }
 }
 
-function receiver (self, operation) {
+/** The state of `self`, which must be an authority (of the given kind, if any). */
+function receiver (self, operation, writable) {
   const state = stateOf(self)
   if (state === undefined) throw fail('INVALID_PATH', operation)
+  if (writable !== undefined && state.writable !== writable) throw fail('INVALID_PATH', operation)
   return state
 }
 
@@ -185,7 +188,7 @@ class ReadAuthority extends Authority {
   readBytes (segments, options) {
     const operation = 'readBytes'
     return promised(operation, () => {
-      const state = receiver(this, operation)
+      const state = receiver(this, operation, false)
       const segs = checkSegments(segments, operation)
       const maxBytes = checkMaxBytes(options, operation)
       return runAsync(state, operation, (n, h) => n.read(h, segs, maxBytes, true))
@@ -194,7 +197,7 @@ class ReadAuthority extends Authority {
 
   readBytesSync (segments, options) {
     const operation = 'readBytes'
-    const state = receiver(this, operation)
+    const state = receiver(this, operation, false)
     const segs = checkSegments(segments, operation)
     const maxBytes = checkMaxBytes(options, operation)
     return runSync(state, operation, (n, h) => n.read(h, segs, maxBytes, false))
@@ -203,7 +206,7 @@ class ReadAuthority extends Authority {
   list (segments) {
     const operation = 'list'
     return promised(operation, () => {
-      const state = receiver(this, operation)
+      const state = receiver(this, operation, false)
       const segs = checkSegments(segments, operation)
       return runAsync(state, operation, (n, h) => n.list(h, segs, true))
         .then((raw) => (raw === undefined ? undefined : toListing(raw)))
@@ -212,7 +215,7 @@ class ReadAuthority extends Authority {
 
   listSync (segments) {
     const operation = 'list'
-    const state = receiver(this, operation)
+    const state = receiver(this, operation, false)
     const segs = checkSegments(segments, operation)
     const raw = runSync(state, operation, (n, h) => n.list(h, segs, false))
     return raw === undefined ? undefined : toListing(raw)
@@ -223,7 +226,7 @@ class WriteAuthority extends Authority {
   writeText (segments, text, options) {
     const operation = 'writeText'
     return promised(operation, () => {
-      const state = receiver(this, operation)
+      const state = receiver(this, operation, true)
       const segs = checkSegments(segments, operation)
       const bytes = encodeText(text, operation)
       const createParents = checkWriteOptions(options, operation)
@@ -234,7 +237,7 @@ class WriteAuthority extends Authority {
 
   writeTextSync (segments, text, options) {
     const operation = 'writeText'
-    const state = receiver(this, operation)
+    const state = receiver(this, operation, true)
     const segs = checkSegments(segments, operation)
     const bytes = encodeText(text, operation)
     const createParents = checkWriteOptions(options, operation)
@@ -267,11 +270,11 @@ function openSync (operation, Class, root, options) {
   if (same !== undefined) live(same, operation)
   let handle
   try {
-    handle = n.open(path, same === undefined ? undefined : same.handle, false)
+    handle = n.open(path, same === undefined ? undefined : same.handle, Class === WriteAuthority, false)
   } catch (err) {
     throw toError(err, operation)
   }
-  return new Class(kConstruct, handle)
+  return new Class(kConstruct, handle, Class === WriteAuthority)
 }
 
 function openAsync (operation, Class, root, options) {
@@ -279,14 +282,15 @@ function openAsync (operation, Class, root, options) {
     const path = checkRoot(root, operation)
     const same = checkOpenOptions(options, operation)
     const n = requireNative(operation)
+    const writable = Class === WriteAuthority
     if (same === undefined) {
-      return n.open(path, undefined, true).then(
-        (handle) => new Class(kConstruct, handle),
+      return n.open(path, undefined, writable, true).then(
+        (handle) => new Class(kConstruct, handle, writable),
         (err) => { throw toError(err, operation) })
     }
     // Held like any operation on `same`: its descriptor stays open until this settles.
-    return runAsync(same, operation, (nat, h) => nat.open(path, h, true))
-      .then((handle) => new Class(kConstruct, handle))
+    return runAsync(same, operation, (nat, h) => nat.open(path, h, writable, true))
+      .then((handle) => new Class(kConstruct, handle, writable))
   })
 }
 

@@ -41,6 +41,7 @@ typedef struct {
   int in_flight; /* queued async operations using root.fd */
   bool closed;   /* close was called */
   bool gone;     /* the JS object was finalized */
+  bool writable; /* a WriteAuthority's handle (only these may write) */
 } aos_fa__handle;
 
 static void aos_fa__env_unref(aos_fa__env *e) {
@@ -244,7 +245,8 @@ static napi_value aos_fa__make_listing(napi_env env, aos_fa_listing *l) {
 }
 
 /* A new handle object for a freshly opened root descriptor (closed on failure). */
-static napi_value aos_fa__new_handle(napi_env env, int fd, aos_fa_resolver resolver) {
+static napi_value aos_fa__new_handle(napi_env env, int fd, aos_fa_resolver resolver,
+                                     bool writable) {
   aos_fa__handle *h = calloc(1, sizeof *h);
   if (h == NULL) {
     aos_fa_root_close(fd);
@@ -252,6 +254,7 @@ static napi_value aos_fa__new_handle(napi_env env, int fd, aos_fa_resolver resol
   }
   h->root.fd = fd;
   h->root.resolver = resolver;
+  h->writable = writable;
   napi_value obj;
   if (napi_create_object(env, &obj) != napi_ok ||
       napi_type_tag_object(env, obj, &aos_fa__handle_tag) != napi_ok) {
@@ -279,6 +282,7 @@ typedef struct {
   aos_fa__handle *h;       /* READ/LIST/WRITE: the authority; OPEN: sameRootAs or NULL */
   char *path;              /* OPEN */
   aos_fa_resolver resolver; /* OPEN */
+  bool writable;            /* OPEN */
   aos_fa__segs segs;
   uint64_t max_bytes;
   const uint8_t *bytes;
@@ -347,7 +351,7 @@ static napi_value aos_fa__op_result(napi_env env, aos_fa__op *op, napi_value *er
     case AOS_FA__OP_OPEN: {
       int fd = op->fd;
       op->fd = -1;
-      return aos_fa__new_handle(env, fd, op->resolver);
+      return aos_fa__new_handle(env, fd, op->resolver, op->writable);
     }
     case AOS_FA__OP_READ: {
       uint8_t *data = op->data;
@@ -470,11 +474,12 @@ static napi_value aos_fa__queue(napi_env env, aos_fa__env *envst, aos_fa__op *op
   (void)envst;                                                                       \
   if (argc < (n)) return aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"))
 
-/* open(root: string, sameRootAs: handle | undefined, async: boolean) */
+/* open(root: string, sameRootAs: handle | undefined, writable: boolean, async: boolean) */
 static napi_value aos_fa__open(napi_env env, napi_callback_info info) {
-  AOS_FA__ARGS(3);
-  bool async = false;
-  AOS_CALL(env, napi_get_value_bool(env, argv[2], &async), NULL);
+  AOS_FA__ARGS(4);
+  bool writable = false, async = false;
+  AOS_CALL(env, napi_get_value_bool(env, argv[2], &writable), NULL);
+  AOS_CALL(env, napi_get_value_bool(env, argv[3], &async), NULL);
   napi_valuetype t;
   AOS_CALL(env, napi_typeof(env, argv[1], &t), NULL);
   aos_fa__handle *same = NULL;
@@ -496,6 +501,7 @@ static napi_value aos_fa__open(napi_env env, napi_callback_info info) {
   }
   op->path = path;
   op->h = same;
+  op->writable = writable;
   op->resolver = envst->openat2 ? envst->resolver : AOS_FA_RESOLVE_PORTABLE;
   if (!async) return aos_fa__run_sync(env, op);
   return aos_fa__queue(env, envst, op, same != NULL ? argv[1] : NULL, NULL);
@@ -546,6 +552,7 @@ static napi_value aos_fa__write(napi_env env, napi_callback_info info) {
   AOS_FA__ARGS(5);
   aos_fa__handle *h = aos_fa__open_handle_arg(env, argv[0]);
   if (h == NULL) return NULL;
+  if (!h->writable) return aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
   bool is_typed = false, create = false, async = false;
   AOS_CALL(env, napi_is_typedarray(env, argv[2], &is_typed), NULL);
   if (!is_typed) return aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
