@@ -92,24 +92,15 @@ class Authority {
   }
 
   close () {
-    let state
-    try {
-      state = receiver(this, 'close')
-      closeNow(state)
-    } catch (err) {
-      return Promise.reject(err)
-    }
-    // Resolves once the operations that were in flight have finished (the descriptor
-    // is released by the last of them).
-    return Promise.allSettled([...state.inFlight]).then(() => undefined)
+    return closeAsync(this)
   }
 
   [Symbol.dispose] () {
-    this.closeSync()
+    closeNow(receiver(this, 'close'))
   }
 
   [Symbol.asyncDispose] () {
-    return this.close()
+    return closeAsync(this)
   }
 
   [inspect.custom] (depth, options) {
@@ -133,6 +124,19 @@ function receiver (self, operation, writable) {
 function live (state, operation) {
   if (state.closed) throw fail('AUTHORITY_CLOSED', operation)
   return state.handle
+}
+
+/** close(): resolves once the operations that were in flight have finished (the
+ * descriptor is released by the last of them). */
+function closeAsync (self) {
+  let state
+  try {
+    state = receiver(self, 'close')
+    closeNow(state)
+  } catch (err) {
+    return Promise.reject(err)
+  }
+  return Promise.allSettled([...state.inFlight]).then(() => undefined)
 }
 
 function closeNow (state) {

@@ -94,11 +94,12 @@ int aos_fa_walk(const aos_fa_root *root, const char *const *segs, size_t count,
 
 /* ---- posix_read.c */
 
-/* Reads the regular file segs[0..count) (count >= 1) whole, if it holds at most
+/* Reads the regular file segs[0..count) whole (count 0, the root: UNSAFE_ENTRY), if it holds at most
  * max_bytes bytes. On success *data is a malloc'ed buffer of *len bytes (never
  * NULL, even for an empty file); free it with free(). NOT_FOUND when it or a parent
  * is missing; UNSAFE_ENTRY for anything but a regular file (never opened in a way
- * that blocks); OVER_BUDGET; FILE_CHANGED when identity, size or mtime moved. */
+ * that blocks); OVER_BUDGET; FILE_CHANGED when identity, size or mtime moved (these
+ * two concern the file, not a segment: no segment index). */
 int aos_fa_read(const aos_fa_root *root, const char *const *segs, size_t count,
                 uint64_t max_bytes, uint8_t **data, size_t *len, aos_fa_status *st);
 
@@ -131,7 +132,8 @@ void aos_fa_listing_free(aos_fa_listing *listing);
 
 /* ---- posix_write.c */
 
-/* Atomically replaces (or creates) the regular file segs[0..count) (count >= 1) with
+/* Atomically replaces (or creates) the regular file segs[0..count) (count 0, the
+ * root: UNSAFE_ENTRY) with
  * data[0..len), which must be valid UTF-8: exclusive temporary file in the retained
  * parent, written, flushed, given the replaced file's permission bits (a new file:
  * 0666 less the umask), renamed over the target relative to the parent, parent

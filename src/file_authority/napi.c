@@ -202,24 +202,31 @@ static void aos_fa__free_data(napi_env env, void *data, void *hint) {
   free(data);
 }
 
-/* Hands `data` (malloc'ed, len bytes) to JavaScript without a copy where the runtime
- * allows external buffers, with a copy otherwise. Frees `data` on every path. */
+/* Hands `data` (malloc'ed, len bytes) to JavaScript as a plain Uint8Array, without a
+ * copy where the runtime allows external array buffers, with one otherwise. Frees
+ * `data` on every path (or gives it to the array buffer's finalizer). */
 static napi_value aos_fa__make_buffer(napi_env env, uint8_t *data, size_t len) {
-  napi_value buf = NULL;
+  napi_value ab = NULL, arr = NULL;
+  napi_status s = napi_generic_failure;
   if (len > 0) {
-    napi_status s = napi_create_external_buffer(env, len, data, aos_fa__free_data, NULL, &buf);
-    if (s == napi_ok) return buf;
-    if (s != napi_no_external_buffers_allowed) {
+    s = napi_create_external_arraybuffer(env, data, len, aos_fa__free_data, NULL, &ab);
+    if (s == napi_ok) {
+      data = NULL; /* owned by the array buffer now */
+    } else if (s != napi_no_external_buffers_allowed) {
       free(data);
       aos_napi_throw_last(env);
       return NULL;
     }
   }
-  void *copy = NULL;
-  napi_status s = napi_create_buffer_copy(env, len, data, &copy, &buf);
-  free(data);
-  AOS_CALL(env, s, NULL);
-  return buf;
+  if (data != NULL) {
+    void *dest = NULL;
+    s = napi_create_arraybuffer(env, len, &dest, &ab);
+    if (s == napi_ok && len > 0) memcpy(dest, data, len);
+    free(data);
+    AOS_CALL(env, s, NULL);
+  }
+  AOS_CALL(env, napi_create_typedarray(env, napi_uint8_array, len, ab, 0, &arr), NULL);
+  return arr;
 }
 
 /* [names[], kinds[], omitted] */

@@ -41,7 +41,8 @@ int aos_fa_read(const aos_fa_root *root, const char *const *segs, size_t count,
                 uint64_t max_bytes, uint8_t **data, size_t *len, aos_fa_status *st) {
   *data = NULL;
   *len = 0;
-  if (count == 0) return aos_fa_fail(st, AOS_FA_INVALID_PATH, 0, -1);
+  /* No segments names the root itself: a directory, never a regular file. */
+  if (count == 0) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, 0, -1);
   int r = aos_fa_segments_check(segs, count, st);
   if (r != 0) return r;
   int last = (int)count - 1;
@@ -95,7 +96,7 @@ int aos_fa_read(const aos_fa_root *root, const char *const *segs, size_t count,
   }
   if (opened.st_size < 0 || (uint64_t)opened.st_size > max_bytes) {
     close(fd);
-    return aos_fa_fail(st, AOS_FA_OVER_BUDGET, 0, last);
+    return aos_fa_fail(st, AOS_FA_OVER_BUDGET, 0, -1);
   }
   if ((uint64_t)opened.st_size > (uint64_t)SIZE_MAX - 1) {
     close(fd);
@@ -120,9 +121,9 @@ int aos_fa_read(const aos_fa_root *root, const char *const *segs, size_t count,
     free(buf);
     /* Grew: a byte beyond the budget is over budget; otherwise it changed. */
     if ((size_t)got > size && (uint64_t)size + 1 > max_bytes) {
-      return aos_fa_fail(st, AOS_FA_OVER_BUDGET, 0, last);
+      return aos_fa_fail(st, AOS_FA_OVER_BUDGET, 0, -1);
     }
-    return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, last);
+    return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
   }
 
   struct stat after;
@@ -134,7 +135,7 @@ int aos_fa_read(const aos_fa_root *root, const char *const *segs, size_t count,
   }
   if (!aos_fa__same_version(&opened, &after)) {
     free(buf);
-    return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, last);
+    return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
   }
   *data = buf;
   *len = size;

@@ -94,7 +94,8 @@ static void aos_fa__remove_temp(int dir, const char *name, const struct stat *ou
 
 int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
                  const uint8_t *data, size_t len, bool create_parents, aos_fa_status *st) {
-  if (count == 0) return aos_fa_fail(st, AOS_FA_INVALID_PATH, 0, -1);
+  /* No segments names the root itself: a directory, never replaced. */
+  if (count == 0) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, 0, -1);
   int r = aos_fa_segments_check(segs, count, st);
   if (r != 0) return r;
   if (len > 0 && data == NULL) return aos_fa_fail(st, AOS_FA_INVALID_CONTENT, 0, -1);
@@ -188,7 +189,7 @@ int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
   struct stat committed;
   if (fstatat(dir, target, &committed, AT_SYMLINK_NOFOLLOW) != 0 ||
       committed.st_dev != ours.st_dev || committed.st_ino != ours.st_ino) {
-    r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, last);
+    r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
     goto out;
   }
   aos_fa_status_ok(st);
