@@ -302,3 +302,21 @@ describe('file-authority: binding that cannot load', function () {
     }
   })
 })
+
+describe('file-authority: resolver switch (for the project\'s CI, not public API)', function () {
+  it('AGENT_OS_FA_RESOLVER=portable at load forces the portable walk, also in workers', function () {
+    const script = `
+      const fa = require(${JSON.stringify(path.join(__dirname, '../../lib/file-authority.js'))})
+      const part = require(${JSON.stringify(path.join(__dirname, '../../lib/binding.js'))}).part('fileAuthority')
+      const { Worker } = require('worker_threads')
+      const w = new Worker('const p = require(' + JSON.stringify(${JSON.stringify(path.join(__dirname, '../../lib/file-authority.js'))}) + '); require("worker_threads").parentPort.postMessage(require(' + JSON.stringify(${JSON.stringify(path.join(__dirname, '../../lib/binding.js'))}) + ').part("fileAuthority").resolver())', { eval: true })
+      w.once('message', (m) => { console.log(JSON.stringify([part.resolver(), m, Object.keys(part).includes('resolver')])); w.terminate() })`
+    const r = spawnSync(process.execPath, ['-e', script], {
+      env: { ...process.env, AGENT_OS_FA_RESOLVER: 'portable' },
+      encoding: 'utf8'
+    })
+    assert.strictEqual(r.status, 0, r.stderr)
+    assert.deepStrictEqual(JSON.parse(r.stdout), ['portable', 'portable', false])
+  })
+})
+
