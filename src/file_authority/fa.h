@@ -46,7 +46,11 @@ typedef struct {
   aos_fa_resolver resolver;
 } aos_fa_root;
 
-/* ---- segments.c: argument rules, checked again here whatever the caller did. */
+/* ---- segments.c: status helpers and argument rules (every platform). */
+
+void aos_fa_status_ok(aos_fa_status *st);
+/* Fills *st and returns -err, or a representative -errno for the kind when err is 0. */
+int aos_fa_fail(aos_fa_status *st, aos_fa_kind kind, int err, int segment);
 
 /* True when `s[0..len)` is well-formed UTF-8 (no overlong forms, no surrogates, no
  * code point above U+10FFFF). */
@@ -58,10 +62,8 @@ bool aos_fa_utf8_valid(const uint8_t *s, size_t len);
  * AOS_FA_INVALID_PATH and the first bad index (-1 when the count is wrong). */
 int aos_fa_segments_check(const char *const *segs, size_t count, aos_fa_status *st);
 
-/* ---- posix_walk.c: roots and resolution. */
-
-void aos_fa_status_ok(aos_fa_status *st);
-int aos_fa_fail(aos_fa_status *st, aos_fa_kind kind, int err, int segment);
+/* ---- posix_walk.c / win32.c: roots and resolution. A root descriptor is a file
+ * descriptor on POSIX and a HANDLE on Windows (whose values fit in 32 bits). */
 
 /* True when this kernel offers openat2 with the resolve flags this core needs. */
 bool aos_fa_openat2_available(void);

@@ -28,29 +28,6 @@
 #define AOS_FA__OPENAT2_RETRIES 64
 #define AOS_FA__CREATE_RETRIES 8
 
-void aos_fa_status_ok(aos_fa_status *st) {
-  st->kind = AOS_FA_OK;
-  st->err = 0;
-  st->segment = -1;
-}
-
-int aos_fa_fail(aos_fa_status *st, aos_fa_kind kind, int err, int segment) {
-  st->kind = kind;
-  st->err = err;
-  st->segment = segment;
-  if (err != 0) return -err;
-  switch (kind) {
-    case AOS_FA_NOT_FOUND: return -ENOENT;
-    case AOS_FA_INVALID_PATH: return -EINVAL;
-    case AOS_FA_INVALID_CONTENT: return -EILSEQ;
-    case AOS_FA_UNSAFE_ENTRY: return -ELOOP;
-    case AOS_FA_OVER_BUDGET: return -EFBIG;
-    case AOS_FA_FILE_CHANGED: return -ESTALE;
-    case AOS_FA_ROOT_CHANGED: return -ESTALE;
-    default: return -EIO;
-  }
-}
-
 /* ------------------------------------------------------------------ openat2 */
 
 #if defined(__linux__) && (defined(SYS_openat2) || defined(__NR_openat2) || defined(__x86_64__) || defined(__aarch64__))

@@ -1,9 +1,35 @@
-/* file-authority: the argument rules, checked again in C whatever the JavaScript
- * layer did (defense in depth; also the entry point of a future fuzz target). */
+/* file-authority: status helpers and the argument rules, checked again in C whatever
+ * the JavaScript layer did (defense in depth; also the entry point of a future fuzz
+ * target). Shared by every platform's core. */
 #include "file_authority/fa.h"
 
 #include <errno.h>
 #include <string.h>
+
+void aos_fa_status_ok(aos_fa_status *st) {
+  st->kind = AOS_FA_OK;
+  st->err = 0;
+  st->segment = -1;
+}
+
+int aos_fa_fail(aos_fa_status *st, aos_fa_kind kind, int err, int segment) {
+  st->kind = kind;
+  st->err = err;
+  st->segment = segment;
+  if (err != 0) return -err;
+  switch (kind) {
+    case AOS_FA_NOT_FOUND: return -ENOENT;
+    case AOS_FA_INVALID_PATH: return -EINVAL;
+    case AOS_FA_INVALID_CONTENT: return -EILSEQ;
+    case AOS_FA_UNSAFE_ENTRY: return -ELOOP;
+    case AOS_FA_OVER_BUDGET: return -EFBIG;
+#ifdef ESTALE
+    case AOS_FA_FILE_CHANGED: return -ESTALE;
+    case AOS_FA_ROOT_CHANGED: return -ESTALE;
+#endif
+    default: return -EIO;
+  }
+}
 
 bool aos_fa_utf8_valid(const uint8_t *s, size_t len) {
   size_t i = 0;
