@@ -254,7 +254,9 @@ function checkRoot (root, operation) {
   if (typeof root !== 'string' || root.length === 0 || root.includes('\0') || !root.isWellFormed()) {
     throw fail('INVALID_PATH', operation)
   }
-  if (!root.startsWith('/')) throw fail('INVALID_PATH', operation)
+  // Absolute: '/...' on POSIX; a drive ('C:\\...') or UNC ('\\\\server\\share') path on Windows.
+  const absolute = process.platform === 'win32' ? /^(?:[A-Za-z]:[\\/]|[\\/]{2}[^\\/])/.test(root) : root.startsWith('/')
+  if (!absolute) throw fail('INVALID_PATH', operation)
   return root
 }
 

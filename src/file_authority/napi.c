@@ -497,7 +497,13 @@ static napi_value aos_fa__open(napi_env env, napi_callback_info info) {
   size_t len = 0;
   char *path = aos_napi_get_utf8(env, argv[0], &len);
   if (path == NULL) return NULL;
-  if (len == 0 || strlen(path) != len || path[0] != '/') {
+#ifdef _WIN32
+  bool absolute = len >= 3 || (len >= 2 && (path[0] == '\\' || path[0] == '/'));
+#else
+  bool absolute = len >= 1 && path[0] == '/';
+#endif
+  /* The JS layer checks the form of the path; this only refuses what no OS call may get. */
+  if (len == 0 || strlen(path) != len || !absolute) {
     free(path);
     return aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
   }
