@@ -195,7 +195,7 @@ int aos_fa_root_open(const char *path, int *fd_out, aos_fa_status *st) {
   if (!ok || !(attrs & FILE_ATTRIBUTE_DIRECTORY)) {
     int err = ok ? 0 : aos_fa__win32_errno(GetLastError());
     CloseHandle(h);
-    return ok ? aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, 0, -1)
+    return ok ? aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, ENOTDIR, -1)
               : aos_fa_fail(st, AOS_FA_HOST_IO, err, -1);
   }
   *fd_out = AOS_FA__FD(h);
