@@ -34,10 +34,14 @@ typedef struct {
   int segment; /* segment index, or -1 */
 } aos_fa_status;
 
-/* How directories below the root are resolved. */
+/* Which host features an authority uses. */
 typedef enum {
-  AOS_FA_RESOLVE_OPENAT2 = 0, /* Linux 5.6+: one openat2 RESOLVE_BENEATH|NO_SYMLINKS call */
-  AOS_FA_RESOLVE_PORTABLE = 1 /* openat(O_NOFOLLOW|O_DIRECTORY) one component at a time */
+  /* Linux: openat2 (5.6+) resolves a path's directories in one RESOLVE_BENEATH |
+   * RESOLVE_NO_SYMLINKS call; writes stage content in an O_TMPFILE file (3.11+). */
+  AOS_FA_RESOLVE_OPENAT2 = 0,
+  /* POSIX.1-2008 only: openat(O_NOFOLLOW|O_DIRECTORY) one component at a time; writes
+   * stage content in a file created O_EXCL under a random name. */
+  AOS_FA_RESOLVE_PORTABLE = 1
 } aos_fa_resolver;
 
 /* A retained root: the directory descriptor and the resolver its operations use. */

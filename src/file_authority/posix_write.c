@@ -92,6 +92,87 @@ static void aos_fa__remove_temp(int dir, const char *name, const struct stat *ou
   }
 }
 
+/* A staged temporary file: complete, flushed, with its final permission bits, and
+ * named `name` in the parent directory. */
+typedef struct {
+  char name[48];
+  struct stat id;
+} aos_fa__staged;
+
+/* aos_fa__stage's answer when an unnamed file could not be given a name: stage again
+ * the classic way. */
+#define AOS_FA__STAGE_NAMED 1
+
+#if defined(__linux__) && defined(O_TMPFILE)
+/* Names an O_TMPFILE file exclusively (linkat never replaces): through AT_EMPTY_PATH
+ * (needs CAP_DAC_READ_SEARCH) or /proc/self/fd. 0, -EEXIST, or AOS_FA__STAGE_NAMED. */
+static int aos_fa__name_unnamed(int tmp, int dir, char name[48]) {
+  char proc[64];
+  snprintf(proc, sizeof proc, "/proc/self/fd/%d", tmp);
+  for (int tries = 0; tries < AOS_FA__TEMP_TRIES; tries++) {
+    aos_fa__temp_name(name);
+    int r = linkat(tmp, "", dir, name, AT_EMPTY_PATH);
+    if (r != 0 && errno != EEXIST) r = linkat(AT_FDCWD, proc, dir, name, AT_SYMLINK_FOLLOW);
+    if (r == 0) return 0;
+    if (errno != EEXIST) return AOS_FA__STAGE_NAMED;
+  }
+  return -EEXIST;
+}
+#endif
+
+/* Writes data[0..len) into a new file in `dir`: on Linux an O_TMPFILE file that gets
+ * its name only once complete (a writer killed while writing leaves nothing behind);
+ * otherwise, or when `unnamed` is false, a file created exclusively under a random
+ * name without following links. Mode 0666 so the kernel applies the umask; `keep`,
+ * if given, is set with fchmod. Returns 0, -errno (nothing left behind), or
+ * AOS_FA__STAGE_NAMED. */
+static int aos_fa__stage(int dir, const uint8_t *data, size_t len, const mode_t *keep,
+                         bool unnamed, aos_fa__staged *out) {
+  int tmp = -1;
+  bool named = false;
+#if defined(__linux__) && defined(O_TMPFILE)
+  if (unnamed) {
+    do {
+      tmp = openat(dir, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+    } while (tmp < 0 && errno == EINTR);
+  }
+#else
+  (void)unnamed;
+#endif
+  if (tmp < 0) {
+    for (int tries = 0; tmp < 0 && tries < AOS_FA__TEMP_TRIES; tries++) {
+      aos_fa__temp_name(out->name);
+      do {
+        tmp = openat(dir, out->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+      } while (tmp < 0 && errno == EINTR);
+      if (tmp < 0 && errno != EEXIST) break;
+    }
+    if (tmp < 0) return -errno;
+    named = true;
+  }
+  int r = 0;
+  if (fstat(tmp, &out->id) != 0) {
+    r = -errno;
+    close(tmp);
+    /* The name was created exclusively a moment ago; without its identity, remove it
+     * by name rather than leave it behind. */
+    if (named) unlinkat(dir, out->name, 0);
+    return r;
+  }
+  if (keep != NULL && fchmod(tmp, *keep) != 0) r = -errno;
+  if (r == 0) r = aos_fa__write_all(tmp, data, len);
+  if (r == 0) r = aos_fa__fsync(tmp, false);
+#if defined(__linux__) && defined(O_TMPFILE)
+  if (r == 0 && !named) {
+    r = aos_fa__name_unnamed(tmp, dir, out->name);
+    named = r == 0;
+  }
+#endif
+  if (close(tmp) != 0 && errno != EINTR && r == 0) r = -errno;
+  if (r != 0 && named) aos_fa__remove_temp(dir, out->name, &out->id);
+  return r;
+}
+
 int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
                  const uint8_t *data, size_t len, bool create_parents, aos_fa_status *st) {
   /* No segments names the root itself: a directory, never replaced. */
@@ -115,11 +196,6 @@ int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
     if (r != 0) return r;
   }
 
-  int tmp = -1;
-  char tmpname[48];
-  struct stat ours;
-  memset(&ours, 0, sizeof ours);
-
   /* The existing target: a regular file (its permission bits are kept), or none. */
   struct stat existing;
   bool replacing = false;
@@ -134,42 +210,18 @@ int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
     goto out;
   }
 
-  /* Exclusive, never through a link; 0666 so the kernel applies the umask. */
-  for (int tries = 0; tmp < 0 && tries < AOS_FA__TEMP_TRIES; tries++) {
-    aos_fa__temp_name(tmpname);
-    do {
-      tmp = openat(dir, tmpname, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-    } while (tmp < 0 && errno == EINTR);
-    if (tmp < 0 && errno != EEXIST) break;
-  }
-  if (tmp < 0) {
-    r = aos_fa_fail(st, AOS_FA_HOST_IO, errno, last);
-    goto out;
-  }
-  if (fstat(tmp, &ours) != 0) {
-    int e = errno;
-    close(tmp);
-    tmp = -1;
-    /* Without its identity the temporary file cannot be told from another. */
-    r = aos_fa_fail(st, AOS_FA_HOST_IO, e, last);
-    goto out;
-  }
-  if (replacing && fchmod(tmp, existing.st_mode & 07777) != 0) {
-    r = aos_fa_fail(st, AOS_FA_HOST_IO, errno, last);
-    goto fail_temp;
-  }
-  r = aos_fa__write_all(tmp, data, len);
-  if (r == 0) r = aos_fa__fsync(tmp, false);
+  aos_fa__staged staged;
+  mode_t keep = replacing ? (existing.st_mode & 07777) : 0;
+  /* The portable mode (no Linux-only features) stages under a name from the start. */
+  bool unnamed = root->resolver != AOS_FA_RESOLVE_PORTABLE;
+  r = aos_fa__stage(dir, data, len, replacing ? &keep : NULL, unnamed, &staged);
+  if (r == AOS_FA__STAGE_NAMED) r = aos_fa__stage(dir, data, len, replacing ? &keep : NULL, false, &staged);
   if (r != 0) {
     r = aos_fa_fail(st, AOS_FA_HOST_IO, -r, last);
-    goto fail_temp;
+    goto out;
   }
-  if (close(tmp) != 0 && errno != EINTR) {
-    tmp = -1;
-    r = aos_fa_fail(st, AOS_FA_HOST_IO, errno, last);
-    goto fail_temp;
-  }
-  tmp = -1;
+  const char *tmpname = staged.name;
+  const struct stat ours = staged.id;
 
   if (renameat(dir, tmpname, dir, target) != 0) {
     int e = errno;
@@ -197,8 +249,6 @@ int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
   goto out;
 
 fail_temp:
-  if (tmp >= 0) close(tmp);
-  tmp = -1;
   aos_fa__remove_temp(dir, tmpname, &ours);
 out:
   if (dir != root->fd) close(dir);

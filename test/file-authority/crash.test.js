@@ -1,6 +1,6 @@
 'use strict'
 // Crash consistency: a writer process replacing one file in a tight loop is killed
-// with SIGKILL at random instants, at least 50 times. After every kill the target
+// with SIGKILL at random instants, at least 50 times per staging mode. After every kill the target
 // holds exactly one complete version: the last one the writer reported committed, or
 // the one it was writing. Never a mix, never a truncation.
 //
@@ -11,7 +11,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { spawn } = require('node:child_process')
 const fa = require('../../lib/file-authority.js')
-const { makeSandbox, tempFiles } = require('../helpers/fs-layouts.js')
+const { makeSandbox, resolvers, tempFiles } = require('../helpers/fs-layouts.js')
 
 const KILLS = Number(process.env.AGENT_OS_CRASH_KILLS) || (process.env.AGENT_OS_STRESS === 'full' ? 500 : 50)
 
@@ -33,7 +33,8 @@ function parse (text) {
 
 const WRITER = `
 const fa = require(${JSON.stringify(require.resolve('../../lib/file-authority.js'))})
-const [root, start] = process.argv.slice(1)
+const [root, start, mode] = process.argv.slice(1)
+require(${JSON.stringify(require.resolve('../../lib/binding.js'))}).part('fileAuthority').resolver(mode)
 const w = fa.openWriteAuthoritySync(root)
 ${lengthOf.toString()}
 ${version.toString()}
@@ -46,43 +47,47 @@ for (let i = Number(start) + 1; ; i++) {
 describe('file-authority crash consistency', function () {
   this.timeout(300000)
 
-  it(`a writer killed with SIGKILL ${KILLS} times: the target is always one complete version`, async function () {
-    const s = makeSandbox()
-    try {
-      const r = fa.openReadAuthoritySync(s.root)
-      let committed = 0
-      fs.writeFileSync(path.join(s.root, 'target'), version(0))
-      let midWrite = 0
-      for (let k = 0; k < KILLS; k++) {
-        const child = spawn(process.execPath, ['-e', WRITER, s.root, String(committed)], { stdio: ['ignore', 'pipe', 'inherit'] })
-        let out = ''
-        child.stdout.setEncoding('utf8')
-        child.stdout.on('data', (d) => { out += d })
-        await new Promise((resolve) => {
-          const check = () => { if (out.includes('go\n')) { child.stdout.off('data', check); resolve() } }
-          child.stdout.on('data', check)
-        })
-        await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 40)))
-        const exited = new Promise((resolve) => child.once('exit', resolve))
-        child.kill('SIGKILL')
-        await exited
-        const lines = out.split('\n').filter((l) => /^\d+$/.test(l))
-        const reported = lines.length ? Number(lines[lines.length - 1]) : committed
-        const bytes = r.readBytesSync(['target'], { maxBytes: 1 << 20 })
-        const found = parse(Buffer.from(bytes).toString())
-        assert.notStrictEqual(found, undefined, 'the target is not one complete version')
-        // The last reported version, or the next one (committed, not yet reported).
-        assert.ok(found === reported || found === reported + 1, `found ${found}, reported ${reported}`)
-        if (found === reported + 1) midWrite++
-        committed = found
+  // openat2 mode stages in an O_TMPFILE file (named only once complete); portable mode
+  // stages under an exclusive random name from the start.
+  for (const mode of resolvers()) {
+    it(`${mode} mode: a writer killed with SIGKILL ${KILLS} times, the target is always one complete version`, async function () {
+      const s = makeSandbox()
+      try {
+        const r = fa.openReadAuthoritySync(s.root)
+        let committed = 0
+        fs.writeFileSync(path.join(s.root, 'target'), version(0))
+        let midWrite = 0
+        for (let k = 0; k < KILLS; k++) {
+          const child = spawn(process.execPath, ['-e', WRITER, s.root, String(committed), mode], { stdio: ['ignore', 'pipe', 'inherit'] })
+          let out = ''
+          child.stdout.setEncoding('utf8')
+          child.stdout.on('data', (d) => { out += d })
+          await new Promise((resolve) => {
+            const check = () => { if (out.includes('go\n')) { child.stdout.off('data', check); resolve() } }
+            child.stdout.on('data', check)
+          })
+          await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 40)))
+          const exited = new Promise((resolve) => child.once('exit', resolve))
+          child.kill('SIGKILL')
+          await exited
+          const lines = out.split('\n').filter((l) => /^\d+$/.test(l))
+          const reported = lines.length ? Number(lines[lines.length - 1]) : committed
+          const bytes = r.readBytesSync(['target'], { maxBytes: 1 << 20 })
+          const found = parse(Buffer.from(bytes).toString())
+          assert.notStrictEqual(found, undefined, 'the target is not one complete version')
+          // The last reported version, or the next one (committed, not yet reported).
+          assert.ok(found === reported || found === reported + 1, `found ${found}, reported ${reported}`)
+          if (found === reported + 1) midWrite++
+          committed = found
+        }
+        r.closeSync()
+        // A killed writer cannot remove its temporary file; only ours may be left.
+        const leftovers = fs.readdirSync(s.root).filter((n) => n !== 'target')
+        assert.deepStrictEqual(leftovers, tempFiles(s.root))
+        if (process.env.AGENT_OS_TEST_VERBOSE) console.log(`      ${midWrite} kills after commit before report; ${leftovers.length} temporary files left by kills`)
+      } finally {
+        s.cleanup()
       }
-      r.closeSync()
-      // A killed writer cannot remove its temporary file; only ours may be left.
-      const leftovers = fs.readdirSync(s.root).filter((n) => n !== 'target')
-      assert.deepStrictEqual(leftovers, tempFiles(s.root))
-      if (process.env.AGENT_OS_TEST_VERBOSE) console.log(`      ${midWrite} kills after commit before report; ${leftovers.length} temporary files left by kills`)
-    } finally {
-      s.cleanup()
-    }
-  })
+    })
+  }
 })
