@@ -29,13 +29,17 @@ class MemoryRoot {
   }
 }
 
-// Each authority's state, { root, closed }, kept outside the object so nothing of it
-// is reachable from JavaScript; membership is also the brand check.
+// Each authority's state, { root, closed, side }, kept outside the object so nothing of
+// it is reachable from JavaScript; membership is also the brand check.
 const states = new WeakMap()
+const READ = 'read'
+const WRITE = 'write'
 
-function stateOf (self, operation) {
+/** The state of `self`, which must be an authority (of `side`, when given: a reader's
+ * method called on a writer does not let the writer read, and the other way round). */
+function stateOf (self, operation, side) {
   const state = typeof self === 'object' && self !== null ? states.get(self) : undefined
-  if (state === undefined) throw fail('INVALID_PATH', operation)
+  if (state === undefined || (side !== undefined && state.side !== side)) throw fail('INVALID_PATH', operation)
   return state
 }
 
@@ -46,9 +50,9 @@ function openRoot (state, operation) {
 }
 
 class MemoryAuthority {
-  constructor (token, root) {
-    if (token !== kConstruct) throw new TypeError('Illegal constructor')
-    states.set(this, { root, closed: false })
+  constructor (token, root, side) {
+    if (token !== kConstruct || new.target === MemoryAuthority) throw new TypeError('Illegal constructor')
+    states.set(this, { root, closed: false, side })
   }
 
   get closed () {
@@ -110,7 +114,7 @@ function injectFault (root, operation, segments) {
 
 function readBytes (self, segments, options) {
   const operation = 'readBytes'
-  const state = stateOf(self, operation)
+  const state = stateOf(self, operation, READ)
   const segs = checkSegments(segments, operation)
   const maxBytes = checkMaxBytes(options, operation)
   const root = openRoot(state, operation)
@@ -120,7 +124,7 @@ function readBytes (self, segments, options) {
 
 function list (self, segments) {
   const operation = 'list'
-  const state = stateOf(self, operation)
+  const state = stateOf(self, operation, READ)
   const segs = checkSegments(segments, operation)
   const root = openRoot(state, operation)
   injectFault(root, operation, segs)
@@ -129,7 +133,7 @@ function list (self, segments) {
 
 function writeText (self, segments, text, options) {
   const operation = 'writeText'
-  const state = stateOf(self, operation)
+  const state = stateOf(self, operation, WRITE)
   const segs = checkSegments(segments, operation)
   const bytes = new Uint8Array(encodeText(text, operation))
   const createParents = checkWriteOptions(options, operation)
@@ -175,8 +179,9 @@ class WriteAuthority extends MemoryAuthority {
 function createMemoryAuthorities (tree_, options) {
   const operation = 'createMemoryAuthorities'
   let fault
-  if (options !== undefined) {
-    if (typeof options !== 'object' || options === null) throw fail('INVALID_PATH', operation)
+  // Options may be left out or null, like every options argument of the package.
+  if (options !== undefined && options !== null) {
+    if (typeof options !== 'object') throw fail('INVALID_PATH', operation)
     try {
       fault = options.fault
     } catch {
@@ -186,8 +191,8 @@ function createMemoryAuthorities (tree_, options) {
   }
   const root = new MemoryRoot(tree.parseTree(tree_), fault)
   return {
-    reader: new ReadAuthority(kConstruct, root),
-    writer: new WriteAuthority(kConstruct, root),
+    reader: new ReadAuthority(kConstruct, root, READ),
+    writer: new WriteAuthority(kConstruct, root, WRITE),
     snapshot: () => tree.snapshotTree(root.dir)
   }
 }

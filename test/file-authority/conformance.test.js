@@ -287,6 +287,19 @@ for (const face of [memoryFace, nativeFace]) {
         }
       })
 
+      it('a reader\'s methods called on a writer do not read, a writer\'s on a reader do not write (INVALID_PATH)', async function () {
+        const { reader, writer } = ctx
+        const R = Object.getPrototypeOf(reader)
+        const W = Object.getPrototypeOf(writer)
+        await expectCode(() => R.readBytesSync.call(writer, ['a.txt'], BUDGET), 'INVALID_PATH', 'readBytes')
+        await expectCode(R.readBytes.call(writer, ['a.txt'], BUDGET), 'INVALID_PATH', 'readBytes')
+        await expectCode(() => R.listSync.call(writer, []), 'INVALID_PATH', 'list')
+        await expectCode(R.list.call(writer, []), 'INVALID_PATH', 'list')
+        await expectCode(() => W.writeTextSync.call(reader, ['a.txt'], 'x'), 'INVALID_PATH', 'writeText')
+        await expectCode(W.writeText.call(reader, ['new.txt'], 'x'), 'INVALID_PATH', 'writeText')
+        assert.deepEqual(ctx.state(), L.normalize(L.HOSTILE))
+      })
+
       it('close is idempotent, and every operation after it is AUTHORITY_CLOSED and changes nothing', async function () {
         const { reader, writer } = ctx
         assert.equal(reader.closed, false)
