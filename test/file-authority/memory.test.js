@@ -508,6 +508,13 @@ describe('file-authority/testing: the in-memory stand-in', function () {
       assert.deepEqual(Object.keys(testing).sort(), ['FileAuthorityError', 'createMemoryAuthorities'])
     })
 
+    it('an authority copied for another thread (structured clone) is an empty object, not an authority', function () {
+      const { reader } = createMemoryAuthorities({ a: 'x' })
+      const copy = structuredClone(reader)
+      assert.deepEqual(copy, {})
+      throwsCode(() => reader.sharesRootWith(copy), 'INVALID_PATH', undefined, 'sharesRootWith')
+    })
+
     it('works in a worker thread', async function () {
       const worker = new Worker(`
         const { parentPort } = require('node:worker_threads')
