@@ -16,7 +16,7 @@ const {
   checkWriteOptions,
   encodeText
 } = require('./file-authority-common.js')
-const tree = require('./memory-tree.js')
+const memoryTree = require('./memory-tree.js')
 
 const kConstruct = Symbol('MemoryAuthority')
 const inspectCustom = Symbol.for('nodejs.util.inspect.custom')
@@ -83,9 +83,12 @@ class MemoryAuthority {
   }
 
   [inspectCustom] (depth, options) {
-    const name = this.constructor.name
-    const state = states.get(this)
-    if (state === undefined) return name
+    const state = typeof this === 'object' && this !== null ? states.get(this) : undefined
+    if (state === undefined) {
+      // A prototype or an object made from one: its class, nothing more.
+      return this instanceof WriteAuthority ? 'WriteAuthority' : this instanceof ReadAuthority ? 'ReadAuthority' : 'MemoryAuthority'
+    }
+    const name = state.side === READ ? 'ReadAuthority' : 'WriteAuthority'
     const closed = String(state.closed)
     const shown = options && typeof options.stylize === 'function' ? options.stylize(closed, 'boolean') : closed
     return `${name} { closed: ${shown} }`
@@ -119,7 +122,7 @@ function readBytes (self, segments, options) {
   const maxBytes = checkMaxBytes(options, operation)
   const root = openRoot(state, operation)
   injectFault(root, operation, segs)
-  return tree.readFile(root.dir, segs, maxBytes, operation)
+  return memoryTree.readFile(root.dir, segs, maxBytes, operation)
 }
 
 function list (self, segments) {
@@ -128,7 +131,7 @@ function list (self, segments) {
   const segs = checkSegments(segments, operation)
   const root = openRoot(state, operation)
   injectFault(root, operation, segs)
-  return tree.listDirectory(root.dir, segs, operation)
+  return memoryTree.listDirectory(root.dir, segs, operation)
 }
 
 function writeText (self, segments, text, options) {
@@ -139,7 +142,7 @@ function writeText (self, segments, text, options) {
   const createParents = checkWriteOptions(options, operation)
   const root = openRoot(state, operation)
   injectFault(root, operation, segs)
-  tree.writeFile(root.dir, segs, bytes, typeof text === 'string' ? text : undefined, createParents, operation)
+  memoryTree.writeFile(root.dir, segs, bytes, typeof text === 'string' ? text : undefined, createParents, operation)
 }
 
 class ReadAuthority extends MemoryAuthority {
@@ -176,7 +179,7 @@ class WriteAuthority extends MemoryAuthority {
  * FileAuthorityError (INVALID_PATH; INVALID_CONTENT for file text that is not
  * well-formed) with operation 'createMemoryAuthorities'.
  */
-function createMemoryAuthorities (tree_, options) {
+function createMemoryAuthorities (tree, options) {
   const operation = 'createMemoryAuthorities'
   let fault
   // Options may be left out or null, like every options argument of the package.
@@ -189,11 +192,11 @@ function createMemoryAuthorities (tree_, options) {
     }
     if (fault !== undefined && typeof fault !== 'function') throw fail('INVALID_PATH', operation)
   }
-  const root = new MemoryRoot(tree.parseTree(tree_), fault)
+  const root = new MemoryRoot(memoryTree.parseTree(tree), fault)
   return {
     reader: new ReadAuthority(kConstruct, root, READ),
     writer: new WriteAuthority(kConstruct, root, WRITE),
-    snapshot: () => tree.snapshotTree(root.dir)
+    snapshot: () => memoryTree.snapshotTree(root.dir)
   }
 }
 

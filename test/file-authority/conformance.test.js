@@ -454,7 +454,7 @@ for (const face of [memoryFace, nativeFace]) {
           }
         })
 
-        it('an error from the stand-in is instanceof file-authority\'s FileAuthorityError', function () {
+        it('an error of file-authority/testing is instanceof file-authority\'s FileAuthorityError', function () {
           const { reader } = require('../../lib/file-authority-testing.js').createMemoryAuthorities({})
           assert.throws(() => reader.listSync(['..']), (err) => err instanceof mod.FileAuthorityError && err.code === 'INVALID_PATH')
         })
