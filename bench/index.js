@@ -14,9 +14,10 @@
 //   --no-series     skip the scaling series
 //   --no-syscall-check
 //                   skip the strace comparison of package calls and C loops
-//   --c-write-mode=excl|tmpfile
-//                   which C write loop the write target is measured against
-//                   (the one matching the package's sequence; default excl)
+//   --c-write-mode=auto|excl|tmpfile
+//                   which C write loop the write target is measured against:
+//                   auto (default) takes the one whose calls the syscall check
+//                   found equal to the package's, else tmpfile
 
 const fs = require('node:fs')
 const os = require('node:os')
@@ -33,7 +34,7 @@ const syscalls = require('./lib/syscalls.js')
 const GROUPS = ['read', 'list', 'write', 'lock', 'kill']
 
 function parseArgs (argv) {
-  const o = { quick: false, json: false, jsonFile: undefined, only: GROUPS, series: true, syscallCheck: true, cWriteMode: 'excl' }
+  const o = { quick: false, json: false, jsonFile: undefined, only: GROUPS, series: true, syscallCheck: true, cWriteMode: 'auto' }
   for (const a of argv) {
     if (a === '--quick') o.quick = true
     else if (a === '--json') o.json = true
@@ -50,7 +51,7 @@ function parseArgs (argv) {
     }
   }
   for (const g of o.only) if (!GROUPS.includes(g)) throw new Error(`unknown group ${g} (groups: ${GROUPS.join(', ')})`)
-  if (!['excl', 'tmpfile'].includes(o.cWriteMode)) throw new Error('--c-write-mode is excl or tmpfile')
+  if (!['auto', 'excl', 'tmpfile'].includes(o.cWriteMode)) throw new Error('--c-write-mode is auto, excl or tmpfile')
   return o
 }
 
@@ -133,7 +134,7 @@ async function main () {
     disk: readBase,
     tmpfs,
     openat2,
-    cWriteMode: o.cWriteMode,
+    cWriteMode: o.cWriteMode === 'auto' ? 'tmpfile' : o.cWriteMode,
     parts: {
       fileAuthority: load('file-authority'),
       nodeLock: load('node-lock')
@@ -158,6 +159,8 @@ async function main () {
       } catch (err) {
         syscallCheck = { available: false, reason: `failed: ${err.message}`, checks: [] }
       }
+      const w = syscallCheck.checks.find((c) => c.id === 'write' && c.same)
+      if (o.cWriteMode === 'auto' && w) ctx.cWriteMode = w.mode
     }
     for (const group of GROUPS) {
       if (!o.only.includes(group)) continue

@@ -5,13 +5,13 @@
  * syscall check compares the two on every run):
  *   fstat the root, resolve the parent directory of REL beneath ROOT (RESOLVE
  *   "openat2" or "walk", as in read_loop), fstatat the target without following
- *   links (a regular file or missing; its mode is kept), a random temporary name
- *   (getrandom), create the temporary file in that parent (MODE "excl": openat with
- *   O_CREAT | O_EXCL | O_NOFOLLOW; MODE "tmpfile": an unnamed O_TMPFILE, linked to the
- *   temporary name with linkat after the flush), fstat it (identity), fchmod to the
- *   kept mode, write SIZE bytes, fsync, close, renameat over the target in the same
- *   parent, fsync the parent, fstatat the committed name and compare it with the
- *   temporary file's identity, close the parent.
+ *   links (a regular file or missing; its mode is kept), create the temporary file in
+ *   that parent (MODE "excl": a random name (getrandom), openat with O_CREAT | O_EXCL
+ *   | O_NOFOLLOW; MODE "tmpfile": an unnamed O_TMPFILE file), fstat it (identity),
+ *   fchmod to the kept mode, write SIZE bytes, fsync, (MODE "tmpfile": a random name,
+ *   linkat with AT_EMPTY_PATH), close, renameat over the target in the same parent,
+ *   fsync the parent, fstatat the committed name and compare it with the temporary
+ *   file's identity, close the parent.
  * The root directory is opened once, outside the loop.
  * Prints the mean ns per iteration. */
 #include "bench.h"
@@ -35,6 +35,14 @@ static void fsync_fd (int fd) {
   if (r != 0) bench_die("fsync", errno);
 }
 
+static void random_name (char *out, size_t size) {
+  unsigned char rnd[16];
+  if (getrandom(rnd, sizeof rnd, GRND_NONBLOCK) != (ssize_t) sizeof rnd) bench_die("getrandom", errno);
+  int len = snprintf(out, size, ".aos-");
+  for (size_t i = 0; i < sizeof rnd; i++) len += snprintf(out + len, size - (size_t) len, "%02x", rnd[i]);
+  snprintf(out + len, size - (size_t) len, ".tmp");
+}
+
 static void write_once (int rootfd, const char *rel, int use_openat2, int use_tmpfile,
                         const unsigned char *buf, size_t size) {
   struct stat root;
@@ -51,12 +59,8 @@ static void write_once (int rootfd, const char *rel, int use_openat2, int use_tm
     if (!S_ISREG(target.st_mode)) bench_die("target not a regular file", EINVAL);
     mode = target.st_mode & 07777;
   }
-  unsigned char rnd[16];
-  if (getrandom(rnd, sizeof rnd, GRND_NONBLOCK) != (ssize_t) sizeof rnd) bench_die("getrandom", errno);
   char tmpname[64];
-  int len = snprintf(tmpname, sizeof tmpname, ".aos-");
-  for (size_t i = 0; i < sizeof rnd; i++) len += snprintf(tmpname + len, sizeof tmpname - (size_t) len, "%02x", rnd[i]);
-  snprintf(tmpname + len, sizeof tmpname - (size_t) len, ".tmp");
+  if (!use_tmpfile) random_name(tmpname, sizeof tmpname);
   int fd;
   if (use_tmpfile) {
     fd = bench_openat(pfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
@@ -70,9 +74,14 @@ static void write_once (int rootfd, const char *rel, int use_openat2, int use_tm
   write_all(fd, buf, size);
   fsync_fd(fd);
   if (use_tmpfile) {
-    char proc[64];
-    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-    if (linkat(AT_FDCWD, proc, pfd, tmpname, AT_SYMLINK_FOLLOW) != 0) bench_die("linkat", errno);
+    /* Named only once complete: AT_EMPTY_PATH, or through /proc without the
+     * capability it needs. */
+    random_name(tmpname, sizeof tmpname);
+    if (linkat(fd, "", pfd, tmpname, AT_EMPTY_PATH) != 0) {
+      char proc[64];
+      snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+      if (linkat(AT_FDCWD, proc, pfd, tmpname, AT_SYMLINK_FOLLOW) != 0) bench_die("linkat", errno);
+    }
   }
   close(fd);
   if (renameat(pfd, tmpname, pfd, name) != 0) bench_die("renameat", errno);
