@@ -197,15 +197,15 @@ async function series (ctx) {
       dir = path.join(dir, `d${d}`)
     }
     const segs = (k) => [...Array.from({ length: k - 1 }, (_, i) => `d${i + 1}`), 'file.bin']
-    const n = ctx.quick ? 500 : 5000
+    const n = ctx.quick ? 300 : 5000
     const budget = { maxBytes: MiB }
     let reader
     out.push(await runSeries({
       id: 'read-depth',
-      title: `read time vs path depth (4 KiB file; ${ctx.disk.type}; ${ctx.quick ? 5 : 9} rounds of ${n})`,
+      title: `read time vs path depth (4 KiB file; ${ctx.disk.type}; ${ctx.quick ? 7 : 9} rounds of ${n})`,
       unitLabel: 'segments',
       perUnit: 'segment',
-      rounds: ctx.quick ? 5 : 9,
+      rounds: ctx.quick ? 7 : 9,
       points: depths.map((k) => ({ units: k, label: String(k), n, segments: segs(k) })),
       impls: [
         {
