@@ -87,18 +87,31 @@ static bool aos_proc__is_member(const aos_proc_tree *t, const aos_proc__entry *e
   return false;
 }
 
+/* Whether a held process that is still alive is in the tree's group now. While one
+ * is, the group's number cannot be given to another group. */
+static bool aos_proc__group_vouched(aos_proc_tree *t) {
+  if (t->group == 0) return false;
+  for (size_t i = 0; i < t->count; i++) {
+    aos_proc__member *m = &t->members[i];
+    if (!m->gone && aos_proc__pgid(m) == t->group) return true;
+  }
+  return false;
+}
+
 /* Marks in `in` the entries of the snapshot that belong to the tree: the live
- * members themselves, the members of the tree's group, and, transitively, every
- * process whose parent is marked. Then holds each marked process that is not a
- * member yet. Returns how many were added, or -ENOMEM. */
-static int aos_proc__discover(aos_proc_tree *t, aos_proc__entry *e, size_t n) {
+ * members themselves, the members of the tree's group (when `group_ok`: a held
+ * member was in the group before and after the snapshot, so the number in the
+ * snapshot is that group's), and, transitively, every process whose parent is
+ * marked. Then holds each marked process that is not a member yet. Returns how many
+ * were added, or -ENOMEM. */
+static int aos_proc__discover(aos_proc_tree *t, aos_proc__entry *e, size_t n, bool group_ok) {
   if (n == 0) return 0;
   qsort(e, n, sizeof *e, aos_proc__cmp_entry);
   bool *in = calloc(n, sizeof *in);
   if (in == NULL) return -ENOMEM;
   for (size_t i = 0; i < n; i++) {
     if (e[i].zombie || e[i].pid == t->self_pid) continue;
-    in[i] = aos_proc__is_member(t, &e[i]) || (t->group != 0 && e[i].pgid == t->group);
+    in[i] = aos_proc__is_member(t, &e[i]) || (group_ok && e[i].pgid == t->group);
   }
   for (bool changed = true; changed;) {
     changed = false;
@@ -159,12 +172,14 @@ int aos_proc_tree_signal(aos_proc_tree *tree, int sig, size_t *signalled) {
   for (int round = 0;; round++) {
     aos_proc__entry *entries = NULL;
     size_t n = 0;
+    bool group_before = aos_proc__group_vouched(tree);
     int rc = aos_proc__scan(&entries, &n);
     if (rc < 0) {
       scan_rc = rc;
       n = 0;
     }
-    int added = aos_proc__discover(tree, entries, n);
+    bool group_ok = group_before && aos_proc__group_vouched(tree);
+    int added = aos_proc__discover(tree, entries, n, group_ok);
     free(entries);
     if (added < 0) scan_rc = added;
     if ((round > 0 && added <= 0) || round == AOS_PROC__MAX_ROUNDS) break;

@@ -94,19 +94,39 @@ describe('process: killProcessTree', function () {
     assert.deepEqual(survivors(ids), [])
   })
 
-  it('SIGKILLs remembered descendants (and what they forked since) after the child itself exited', async function () {
-    const { child, ids } = track(await spawnTree('orphanedIgnorer'))
-    const ignorer = ids.find((id) => stat(id.pid).ppid === child.pid)
-    const p = killProcessTree(child, { graceMs: 300 })
-    await once(child, 'exit')
-    assert.equal(child.signalCode, 'SIGTERM') // the root obeyed
-    assert.equal(isAlive(ignorer), true) // the ignoring subtree is orphaned and running
-    assert.notEqual(stat(ignorer.pid).ppid, child.pid)
-    await p
+  for (const detached of [true, false]) {
+    it(`SIGKILLs remembered descendants (and what they forked since) after the child itself exited (detached: ${detached})`, async function () {
+      const { child, ids } = track(await spawnTree('orphanedIgnorer', { detached }))
+      const ignorer = ids.find((id) => stat(id.pid).ppid === child.pid)
+      const p = killProcessTree(child, { graceMs: 300 })
+      await once(child, 'exit')
+      assert.equal(child.signalCode, 'SIGTERM') // the root obeyed
+      assert.equal(isAlive(ignorer), true) // the ignoring subtree is orphaned and running
+      assert.notEqual(stat(ignorer.pid).ppid, child.pid)
+      await p
+      assert.deepEqual(survivors(ids), [])
+      // Its loop forked sleeps after the initial signal; none may be left behind.
+      const ppidOfOrphans = survivorsByParent(ignorer.pid)
+      assert.deepEqual(ppidOfOrphans, [])
+    })
+  }
+
+  it('parses /proc entries whose command name holds spaces and parentheses', async function () {
+    const fs = require('node:fs')
+    const path = require('node:path')
+    const dir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'aos-'))
+    const odd = path.join(dir, 'x) 1 (2 ) S')
+    fs.symlinkSync(require('node:child_process').execFileSync('bash', ['-c', 'command -v sleep']).toString().trim(), odd)
+    const file = path.join(dir, 'pids')
+    const child = spawn('bash', ['-c', '"$O" 1000 & echo $! >> "$F"; echo $$ >> "$F"; wait'],
+      { stdio: 'ignore', env: { ...process.env, F: file, O: odd } })
+    await waitFor(() => fs.existsSync(file) && fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).length === 2, 'tree')
+    const ids = fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map(Number).map(identity)
+    cleanup.push(ids)
+    await waitFor(() => fs.readFileSync(`/proc/${ids[0].pid}/comm`, 'utf8').startsWith('x) 1 (2'), 'exec')
+    await killProcessTree(child, { graceMs: 5000 })
     assert.deepEqual(survivors(ids), [])
-    // Its loop forked sleeps after the initial signal; none may be left behind.
-    const ppidOfOrphans = survivorsByParent(ignorer.pid)
-    assert.deepEqual(ppidOfOrphans, [])
+    fs.rmSync(dir, { recursive: true, force: true })
   })
 
   for (const signal of ['SIGINT', 'SIGHUP', 'SIGUSR1']) {
