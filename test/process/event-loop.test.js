@@ -50,3 +50,39 @@ killProcessTree(child, { graceMs: 600000 }).then(() => console.log('settled', ch
     assert.equal(stdout.trim(), 'settled SIGTERM')
   })
 })
+
+describe('process: environments', function () {
+  it('rejects with UNSUPPORTED_BACKEND when the binding cannot load, and signals nothing', async function () {
+    const empty = require('node:fs').mkdtempSync(path.join(require('node:os').tmpdir(), 'aos-nobinding-'))
+    try {
+      const { stdout } = await run(process.execPath, ['-e', script(`
+const child = spawn('sleep', ['1000'], { detached: true, stdio: 'ignore' })
+killProcessTree(child).then(() => console.log('resolved'), (err) => {
+  console.log(err.code, err instanceof Error, child.exitCode === null && child.signalCode === null)
+  child.kill('SIGKILL')
+})
+`)], { env: { ...process.env, AGENT_OS_BINDING_ROOT: empty } })
+      assert.equal(stdout.trim(), 'UNSUPPORTED_BACKEND true true')
+    } finally {
+      require('node:fs').rmSync(empty, { recursive: true, force: true })
+    }
+  })
+
+  it('works in a worker thread', async function () {
+    const { Worker } = require('node:worker_threads')
+    const w = new Worker(script(`
+const { parentPort } = require('node:worker_threads')
+const child = spawn('bash', ['-c', 'trap "" TERM; sleep 1000 & echo $!; wait'], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] })
+child.stdout.once('data', async (d) => {
+  const pid = Number(String(d).trim())
+  await killProcessTree(child, { graceMs: 50 })
+  let alive = true
+  try { alive = !/\\) [ZX] /.test(fs.readFileSync('/proc/' + pid + '/stat', 'utf8')) } catch { alive = false }
+  parentPort.postMessage([child.signalCode, alive])
+})
+`), { eval: true })
+    const [msg] = await require('node:events').once(w, 'message')
+    assert.deepEqual(msg, ['SIGKILL', false])
+    await w.terminate()
+  })
+})

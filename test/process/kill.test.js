@@ -73,6 +73,14 @@ describe('process: killProcessTree', function () {
     sibling.kill('SIGKILL')
   })
 
+  it('removes its exit listener once settled; two concurrent calls on one child both settle', async function () {
+    const { child, ids } = track(await spawnTree('ignore'))
+    const before = child.listenerCount('exit')
+    await Promise.all([killProcessTree(child, { graceMs: 50 }), killProcessTree(child, { graceMs: 100 })])
+    assert.equal(child.listenerCount('exit'), before)
+    assert.deepEqual(survivors(ids), [])
+  })
+
   it('a SIGTERM-obeying tree ends by SIGTERM, without the SIGKILL escalation', async function () {
     const { child, ids } = track(await spawnTree('obey'))
     // A grace longer than the test timeout: settling at all shows it did not wait.

@@ -89,6 +89,7 @@ describe('process: native part', function () {
 
   it('a tree handle is opaque and checked', async function () {
     const child = spawn('sleep', ['1000'], { detached: true, stdio: 'ignore' })
+    const exited = once(child, 'exit')
     const tree = native.open(child.pid, false)
     try {
       assert.deepEqual(Object.keys(tree), [])
@@ -103,7 +104,7 @@ describe('process: native part', function () {
       assert.equal(await p, 1)
       assert.equal(native.alive(tree), 0)
       native.close(tree) // idempotent
-      await once(child, 'exit')
+      await exited
       assert.equal(child.signalCode, 'SIGTERM')
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
