@@ -82,6 +82,11 @@ function killProcessTree (child, options) {
     if (pid === process.pid) {
       throw typeError('INVALID_OPTION', 'killProcessTree: child.pid is the calling process')
     }
+    if (pid === 1) {
+      // Never a child this process spawned (init of this pid namespace); walking
+      // from it would reach every process of the host.
+      throw typeError('INVALID_OPTION', 'killProcessTree: child.pid is the init process')
+    }
     const native = binding.part('process')
     if (native === undefined) {
       throw plainError('UNSUPPORTED_BACKEND',

@@ -22,7 +22,8 @@ typedef struct {
   DWORD pid;
   HANDLE handle;
   ULONGLONG created; /* creation time, 100 ns units */
-  bool signalled;
+  bool signalled; /* terminated by some call */
+  bool hit;       /* terminated by the current call */
   bool gone;
 } aos_proc__wmember;
 
@@ -198,15 +199,17 @@ int aos_proc_tree_signal(aos_proc_tree *tree, int sig, size_t *signalled) {
      * cannot start another, so the next snapshot finds whatever started meanwhile. */
     for (size_t i = tree->count; i-- > 0;) {
       aos_proc__wmember *m = &tree->members[i];
-      if (m->gone) continue;
+      if (m->gone || m->hit) continue;
       if (TerminateProcess(m->handle, 1)) {
-        if (!m->signalled) (*signalled)++;
+        (*signalled)++;
         m->signalled = true;
+        m->hit = true;
       } else if (aos_proc__exited(m->handle)) {
         m->gone = true;
       }
     }
   }
+  for (size_t i = 0; i < tree->count; i++) tree->members[i].hit = false;
   return scan_rc;
 }
 

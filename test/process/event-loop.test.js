@@ -85,4 +85,22 @@ child.stdout.once('data', async (d) => {
     assert.deepEqual(msg, ['SIGKILL', false])
     await w.terminate()
   })
+
+  it('a worker terminated in the middle of a kill tears down cleanly', async function () {
+    const { Worker } = require('node:worker_threads')
+    const w = new Worker(script(`
+const { parentPort } = require('node:worker_threads')
+const child = spawn('bash', ['-c', 'trap "" TERM; sleep 1000 & echo $! $$; wait'], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] })
+child.stdout.once('data', (d) => {
+  killProcessTree(child, { graceMs: 60000 })
+  setTimeout(() => parentPort.postMessage(String(d).trim().split(' ').map(Number)), 50)
+})
+`), { eval: true })
+    const [pids] = await require('node:events').once(w, 'message')
+    await w.terminate()
+    for (const pid of pids) {
+      try { process.kill(pid, 'SIGKILL') } catch {}
+    }
+    assert.equal(pids.length, 2)
+  })
 })
