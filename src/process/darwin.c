@@ -87,14 +87,18 @@ int aos_proc__hold(aos_proc__member *m, int pid, uint64_t expect_start, bool no_
   return 0;
 }
 
-/* The held process is still the one at its pid, and not a zombie. */
-static bool aos_proc__still_same(const aos_proc__member *m, aos_proc__entry *e) {
-  return aos_proc__read(m->pid, e) == 0 && e->start == m->start && !e->zombie;
+/* 0 when the process at m->pid is still the one held and has not exited, -ESRCH
+ * when it is not, another negative errno when it could not be read. */
+static int aos_proc__check_same(const aos_proc__member *m, aos_proc__entry *e) {
+  int rc = aos_proc__read(m->pid, e);
+  if (rc < 0) return rc;
+  return e->start == m->start && !e->zombie ? 0 : -ESRCH;
 }
 
 int aos_proc__signal(aos_proc__member *m, int sig) {
   aos_proc__entry e;
-  if (!aos_proc__still_same(m, &e)) return -ESRCH;
+  int rc = aos_proc__check_same(m, &e);
+  if (rc < 0) return rc;
   return kill(m->pid, sig) == 0 ? 0 : -errno;
 }
 
@@ -121,8 +125,8 @@ bool aos_proc__gone(aos_proc__member *m) {
 
 int aos_proc__pgid(aos_proc__member *m) {
   aos_proc__entry e;
-  if (!aos_proc__still_same(m, &e)) return -ESRCH;
-  return e.pgid;
+  int rc = aos_proc__check_same(m, &e);
+  return rc < 0 ? rc : e.pgid;
 }
 
 void aos_proc__release(aos_proc__member *m) { m->fd = -1; }

@@ -220,16 +220,20 @@ int aos_proc__hold(aos_proc__member *m, int pid, uint64_t expect_start, bool no_
   return 0;
 }
 
-/* Fallback identity check: the process at m->pid is still the one held. */
-static bool aos_proc__still_same(const aos_proc__member *m, aos_proc__stat *st) {
-  if (aos_proc__read_stat(m->pid, st) < 0) return false;
-  return st->start == m->start && !aos_proc__dead_state(st->state);
+/* Fallback identity check: 0 when the process at m->pid is still the one held and
+ * has not exited, -ESRCH when it is not, another negative errno when /proc could
+ * not be read (nothing can be said). */
+static int aos_proc__check_same(const aos_proc__member *m, aos_proc__stat *st) {
+  int rc = aos_proc__read_stat(m->pid, st);
+  if (rc < 0) return rc;
+  return st->start == m->start && !aos_proc__dead_state(st->state) ? 0 : -ESRCH;
 }
 
 int aos_proc__signal(aos_proc__member *m, int sig) {
   if (m->fd >= 0) return aos_proc__pidfd_send(m->fd, sig, 0);
   aos_proc__stat st;
-  if (!aos_proc__still_same(m, &st)) return -ESRCH;
+  int rc = aos_proc__check_same(m, &st);
+  if (rc < 0) return rc;
   return kill(m->pid, sig) == 0 ? 0 : -errno;
 }
 
@@ -279,8 +283,8 @@ int aos_proc__pgid(aos_proc__member *m) {
     return (int)g;
   }
   aos_proc__stat st;
-  if (!aos_proc__still_same(m, &st)) return -ESRCH;
-  return st.pgid;
+  int rc = aos_proc__check_same(m, &st);
+  return rc < 0 ? rc : st.pgid;
 }
 
 void aos_proc__release(aos_proc__member *m) {
