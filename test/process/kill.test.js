@@ -290,6 +290,23 @@ describe('process: killProcessTree', function () {
     assert.equal(settled, true)
   })
 
+  it('counts a zombie nobody reaps as exited', async function () {
+    // X's parent execs into a sleep that never reaps: once X dies it stays a zombie.
+    const holder = spawn('bash', ['-c', 'sleep 1000 & echo $!; exec sleep 2000'], {
+      detached: true, stdio: ['ignore', 'pipe', 'ignore']
+    })
+    const [line] = await once(holder.stdout, 'data')
+    const x = identity(Number(String(line).trim()))
+    cleanup.push([x, identity(holder.pid)])
+    const stub = Object.assign(new EventEmitter(), { pid: x.pid, exitCode: null, signalCode: null })
+    const p = killProcessTree(stub, { graceMs: 10 * 60 * 1000 })
+    await waitFor(() => stat(x.pid).state === 'Z', 'zombie')
+    stub.emit('exit', null, 'SIGTERM')
+    await p // would never settle if a zombie counted as alive (the grace is 10 minutes)
+    assert.equal(stat(x.pid).state, 'Z')
+    holder.kill('SIGKILL')
+  })
+
   it('does not wait for stdio: a descendant holding the pipe is killed too', async function () {
     const { child, ids } = track(await spawnTree('obey', { stdio: ['ignore', 'pipe', 'pipe'] }))
     child.stdout.resume()
