@@ -20,6 +20,9 @@ ${body}
 }
 
 describe('process: event loop', function () {
+  before(function () {
+    if (process.platform !== 'linux') this.skip() // /proc and shell trees: Linux only
+  })
   it('settles and finishes the escalation after the child exited, though only its timers remain', async function () {
     // The root obeys SIGTERM and exits; its descendant ignores it. Once the root's
     // 'exit' is seen, nothing but killProcessTree's own timer keeps the loop alive:
@@ -52,6 +55,9 @@ killProcessTree(child, { graceMs: 600000 }).then(() => console.log('settled', ch
 })
 
 describe('process: environments', function () {
+  before(function () {
+    if (process.platform !== 'linux') this.skip() // /proc and shell trees: Linux only
+  })
   it('rejects with UNSUPPORTED_BACKEND when the binding cannot load, and signals nothing', async function () {
     const empty = require('node:fs').mkdtempSync(path.join(require('node:os').tmpdir(), 'aos-nobinding-'))
     try {

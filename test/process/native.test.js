@@ -11,7 +11,7 @@ const binding = require('../../lib/binding.js')
 const { killProcessTree } = require('../../lib/process.js')
 const { identity, isAlive, survivors, spawnTree, reap } = require('./helpers.js')
 
-const native = binding.part('process')
+const native = process.platform === 'linux' ? binding.part('process') : undefined
 const NS_LAST_PID = '/proc/sys/kernel/ns_last_pid'
 
 /** Spawns `sleep` so that it gets exactly `pid` (root may steer the next pid through
@@ -28,6 +28,9 @@ async function spawnWithPid (pid) {
 }
 
 describe('process: native part', function () {
+  before(function () {
+    if (process.platform !== 'linux') this.skip() // /proc and shell trees: Linux only
+  })
   for (const noPidfd of [false, true]) {
     it(`never signals a recycled pid: a held process that exited and was reaped stays gone (noPidfd: ${noPidfd})`, async function () {
       let writable = true
