@@ -120,8 +120,9 @@ class Escalation {
     try {
       // 2. preKill first; whatever it throws or rejects with is swallowed.
       if (opts.preKill !== undefined) {
+        const preKill = opts.preKill
         try {
-          await opts.preKill()
+          await preKill()
         } catch {}
       }
       if (this.exited || hasExited(child)) return
