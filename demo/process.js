@@ -18,6 +18,15 @@ function stat (pid) {
   }
 }
 
+function ignoresTerm (pid) {
+  try {
+    const m = /SigIgn:\s*([0-9a-f]+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))
+    return m !== null && (BigInt('0x' + m[1]) & (1n << 14n)) !== 0n // SIGTERM is 15
+  } catch {
+    return false
+  }
+}
+
 const alive = (p) => { const s = stat(p.pid); return s !== null && s.start === p.start && !'ZX'.includes(s.state) }
 
 module.exports = async function demo (dir) {
@@ -44,7 +53,7 @@ module.exports = async function demo (dir) {
   console.log(`tree of child ${child.pid} (spawned detached: its own group and session):`)
   console.log('  pid     ppid    pgid    sid     command')
   for (const p of tree) {
-    const note = p.sid !== child.pid ? '  <- setsid escapee' : ''
+    const note = p.sid !== child.pid ? '  <- setsid escapee' : ignoresTerm(p.pid) ? '  <- ignores SIGTERM' : ''
     console.log(`  ${String(p.pid).padEnd(8)}${String(p.ppid).padEnd(8)}${String(p.pgid).padEnd(8)}${String(p.sid).padEnd(8)}${p.comm}${note}`)
   }
   const graceMs = 500
