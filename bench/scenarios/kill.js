@@ -146,7 +146,7 @@ async function mainRow () {
     title: 'killProcessTree: a 10-process tree (fan-out 4) that obeys SIGTERM; time until the call resolves',
     where: 'C processes from bench/c/proctree.c',
     n: 1,
-    rounds: opts.quick ? 7 : 15,
+    rounds: opts.quick ? 5 : 15,
     notes: [
       'Time from the call to its resolution (tree-kill: its callback). tree-kill and the group signal do not wait for the tree to exit.',
       'Each round kills a fresh tree; building it is not timed.'
