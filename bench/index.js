@@ -172,6 +172,11 @@ async function main () {
         survivors = r.survivors
         continue
       }
+      if (!readBase.dir) {
+        const reason = 'not available (no temporary directory on disk or tmpfs)'
+        rows.push({ id: group, short: group, status: 'unavailable', reason, impls: [], comparisons: [], notes: [] })
+        continue
+      }
       const mod = require(`./scenarios/${group}.js`)
       rows.push(...await mod.rows(ctx))
       if (o.series && mod.series) series.push(...await mod.series(ctx))
@@ -208,7 +213,7 @@ async function main () {
   lines.push(`machine: ${m.cores} cores (${m.cpuModel}), ${m.memoryGiB} GiB, ${m.os}, kernel ${m.kernel}, Node ${m.node}, ${m.compiler}`)
   lines.push(`filesystems: disk ${m.filesystems.disk}; tmpfs ${m.filesystems.tmpfs}; openat2 ${m.openat2 ? 'available' : 'missing'}`)
   lines.push(`load average (1, 5, 15 min): ${m.loadAverageAtStart.join(' ')} at start, ${m.loadAverageAtEnd.join(' ')} at end`)
-  lines.push('ratios: package time / alternative time (lower is faster); medians of alternated rounds')
+  lines.push('pkg/alt: package median / alternative median (lower: package faster; the verdict uses it); per round: median of the per-round ratios')
   lines.push('')
   lines.push(...report.mainTable(rows))
   lines.push('')

@@ -31,7 +31,7 @@ function render (result) {
   const rows = []
   for (const row of result.rows) {
     if (row.status !== 'ok') {
-      rows.push([row.short, row.reason, '', '', '', ''])
+      rows.push([row.short, row.reason, '', '', '', '', ''])
       continue
     }
     let first = true
@@ -41,13 +41,13 @@ function render (result) {
       const rate = impl.status === 'ok' ? fmtRate(row.bytesPerOp, impl.medianNs) : ''
       const median = impl.status === 'ok' ? fmtTime(impl.medianNs) + (rate ? ` (${rate})` : '') : impl.reason
       const comps = row.comparisons.filter((c) => c.alt === impl.id)
-      if (!comps.length) rows.push([title, impl.label, median, '', '', ''])
+      if (!comps.length) rows.push([title, impl.label, median, '', '', '', ''])
       comps.forEach((c, k) => {
-        rows.push([k ? '' : title, k ? '' : impl.label, k ? '' : median, fmtRatio(c.ratio), c.target, verdict(c)])
+        rows.push([k ? '' : title, k ? '' : impl.label, k ? '' : median, fmtRatio(c.ratio), fmtRatio(c.pairedRatio), c.target, verdict(c)])
       })
     }
   }
-  out.push(...mdTable(['row', 'implementation', 'median', 'package / this', 'target', 'verdict'], rows))
+  out.push(...mdTable(['row', 'implementation', 'median', 'package / this', 'per round', 'target', 'verdict'], rows))
   if (result.syscallCheck) {
     out.push('')
     out.push('Syscall check (one package call and one C iteration under strace):')

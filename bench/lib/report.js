@@ -55,8 +55,8 @@ function verdict (c) {
 }
 
 function mainTable (rows) {
-  const out = [['row', 'implementation', 'median', 'min..max (rounds) or why not measured', 'pkg/alt', 'target', 'verdict']]
-  const rule = () => out.push(['', '', '', '', '', '', ''])
+  const out = [['row', 'implementation', 'median', 'min..max (rounds) or why not measured', 'pkg/alt', 'per round', 'target', 'verdict']]
+  const rule = () => out.push(['', '', '', '', '', '', '', ''])
   for (const row of rows) {
     if (out.length > 1) rule()
     let first = true
@@ -66,7 +66,7 @@ function mainTable (rows) {
       return t
     }
     if (row.status !== 'ok') {
-      out.push([title(), row.reason, '', '', '', '', ''])
+      out.push([title(), row.reason, '', '', '', '', '', ''])
       continue
     }
     for (const impl of row.impls) {
@@ -81,13 +81,13 @@ function mainTable (rows) {
         spread = impl.reason
       }
       if (comps.length === 0) {
-        out.push([title(), impl.label, median, spread, '', '', ''])
+        out.push([title(), impl.label, median, spread, '', '', '', ''])
       }
       comps.forEach((c, k) => {
         const pkgLabel = row.impls.find((i) => i.id === c.pkg)
         const several = row.impls.filter((i) => i.role === 'package').length > 1
         const ratio = fmtRatio(c.ratio) + (several && pkgLabel && Number.isFinite(c.ratio) ? ` (${pkgLabel.tag || pkgLabel.id})` : '')
-        out.push([k === 0 ? title() : '', k === 0 ? impl.label : '', k === 0 ? median : '', k === 0 ? spread : '', ratio, c.target, verdict(c)])
+        out.push([k === 0 ? title() : '', k === 0 ? impl.label : '', k === 0 ? median : '', k === 0 ? spread : '', ratio, fmtRatio(c.pairedRatio), c.target, verdict(c)])
       })
     }
   }
