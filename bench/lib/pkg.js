@@ -31,7 +31,7 @@ function load (subpath) {
 
 function firstLine (err) {
   const text = String((err && err.code ? `${err.code}: ` : '') + ((err && err.message) || err))
-  return text.split('\n')[0].slice(0, 160)
+  return text.split('\n')[0].slice(0, 140)
 }
 
 /** Returns the module or throws Unavailable when any of `names` is not a function on it. */
@@ -43,20 +43,30 @@ function need (loaded, names) {
   return loaded.mod
 }
 
+const NO_BINDING = 'not available (native binding not loaded; run npm install or npm run build)'
+
+/** The Unavailable that an error from a package call stands for. */
+function unavailableFrom (what, err) {
+  if (err && err.code === 'UNSUPPORTED_BACKEND') return new Unavailable(NO_BINDING)
+  return new Unavailable(`${NOT_BUILT}: ${what} failed with ${firstLine(err)}`)
+}
+
 /** Runs `probe`; an error from it means the primitive is not usable yet. */
 function probe (what, fn) {
   try {
     return fn()
   } catch (err) {
-    throw new Unavailable(`${NOT_BUILT}: ${what} failed with ${firstLine(err)}`)
+    throw unavailableFrom(what, err)
   }
 }
 
-async function probeAsync (what, fn) {
+/** require() of an alternative (a devDependency), or Unavailable when not installed. */
+function alternative (name) {
   try {
-    return await fn()
+    return require(name)
   } catch (err) {
-    throw new Unavailable(`${NOT_BUILT}: ${what} failed with ${firstLine(err)}`)
+    if (err && err.code === 'MODULE_NOT_FOUND') throw new Unavailable(`not available (devDependency ${name} not installed; run npm install)`)
+    throw err
   }
 }
 
@@ -64,4 +74,4 @@ function packageRoot () {
   return path.dirname(require.resolve('@scope/agent-os/package.json'))
 }
 
-module.exports = { load, need, probe, probeAsync, Unavailable, NOT_BUILT, firstLine, packageRoot }
+module.exports = { load, need, probe, alternative, unavailableFrom, Unavailable, NOT_BUILT, NO_BINDING, firstLine, packageRoot }

@@ -4,7 +4,7 @@
 // compared pairwise (package time / alternative time) against the row's targets.
 
 const { alternate, median } = require('./measure.js')
-const { Unavailable, firstLine } = require('./pkg.js')
+const { Unavailable, NO_BINDING, firstLine } = require('./pkg.js')
 
 /**
  * spec: {
@@ -90,8 +90,13 @@ function guard (rec, run) {
     try {
       return await run()
     } catch (err) {
-      rec.status = 'error'
-      rec.reason = `error: ${firstLine(err)}`
+      if (err && err.code === 'UNSUPPORTED_BACKEND') {
+        rec.status = 'unavailable'
+        rec.reason = NO_BINDING
+      } else {
+        rec.status = 'error'
+        rec.reason = `error: ${firstLine(err)}`
+      }
       return NaN
     }
   }

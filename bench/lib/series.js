@@ -4,7 +4,7 @@
 // linear (or not) growth is visible.
 
 const { alternate } = require('./measure.js')
-const { Unavailable, firstLine } = require('./pkg.js')
+const { Unavailable, NO_BINDING, firstLine } = require('./pkg.js')
 
 /**
  * spec: {
@@ -27,6 +27,7 @@ async function runSeries (spec, { log }) {
     notes: spec.notes || []
   }
   const dropped = new Map()
+  const failed = new Map()
   for (const point of spec.points) {
     log(`  ${spec.id}: ${point.label}`)
     const rec = { units: point.units, label: point.label, n: point.n, values: {}, reasons: {} }
@@ -42,24 +43,22 @@ async function runSeries (spec, { log }) {
       }
       try {
         const run = await impl.setup(point)
-        runnable.push({ id: impl.id, run })
+        runnable.push({ id: impl.id, run: guard(impl.id, run, failed) })
       } catch (err) {
-        const reason = err instanceof Unavailable ? err.message : `error: ${firstLine(err)}`
+        const reason = reasonOf(err)
         rec.reasons[impl.id] = reason
         dropped.set(impl.id, reason)
       }
     }
     if (runnable.length) {
-      try {
-        const results = await alternate(runnable, { rounds: spec.rounds, warmup: 1 })
-        for (const [id, r] of Object.entries(results)) {
-          if (Number.isFinite(r.medianNs)) rec.values[id] = r.medianNs
+      const results = await alternate(runnable, { rounds: spec.rounds, warmup: 1 })
+      for (const [id, r] of Object.entries(results)) {
+        if (failed.has(id)) {
+          rec.reasons[id] = failed.get(id)
+          dropped.set(id, failed.get(id))
+        } else if (Number.isFinite(r.medianNs)) {
+          rec.values[id] = r.medianNs
         }
-      } catch (err) {
-        series.reason = `error at ${point.label}: ${firstLine(err)}`
-        series.status = 'error'
-        series.points.push(rec)
-        break
       }
     }
     series.points.push(rec)
@@ -73,6 +72,25 @@ async function runSeries (spec, { log }) {
     if (missing.length) series.reason = missing.map((i) => `${i.label}: ${dropped.get(i.id)}`).join('; ')
   }
   return series
+}
+
+function reasonOf (err) {
+  if (err instanceof Unavailable) return err.message
+  if (err && err.code === 'UNSUPPORTED_BACKEND') return NO_BINDING
+  return `error: ${firstLine(err)}`
+}
+
+// A run that throws marks its implementation failed; later rounds and points skip it.
+function guard (id, run, failed) {
+  return async () => {
+    if (failed.has(id)) return NaN
+    try {
+      return await run()
+    } catch (err) {
+      failed.set(id, reasonOf(err))
+      return NaN
+    }
+  }
 }
 
 module.exports = { runSeries }

@@ -8,7 +8,7 @@ const fs = require('node:fs')
 const { spawn } = require('node:child_process')
 const { runRow } = require('../lib/row.js')
 const { runSeries } = require('../lib/series.js')
-const { load, need, Unavailable, firstLine } = require('../lib/pkg.js')
+const { load, need, alternative, Unavailable, NO_BINDING, firstLine } = require('../lib/pkg.js')
 
 const opts = JSON.parse(process.argv[2])
 const log = (text) => process.stderr.write(`${text}\n`)
@@ -104,7 +104,7 @@ function implementations () {
       label: 'tree-kill (SIGTERM)',
       role: 'alternative',
       prepare: () => {
-        const treeKill = require('tree-kill')
+        const treeKill = alternative('tree-kill')
         return (tree) => new Promise((resolve, reject) => {
           treeKill(tree.child.pid, 'SIGTERM', (err) => (err ? reject(err) : resolve()))
         })
@@ -192,8 +192,9 @@ async function survivors () {
         const kill = impl.prepare()
         Object.assign(r, await killOnce(kill, size, c.extra, SURVIVOR_GRACE_MS, SETTLE_MS), { status: 'ok' })
       } catch (err) {
-        r.status = err instanceof Unavailable ? 'unavailable' : 'error'
-        r.reason = err instanceof Unavailable ? err.message : `error: ${firstLine(err)}`
+        const binding = err && err.code === 'UNSUPPORTED_BACKEND'
+        r.status = err instanceof Unavailable || binding ? 'unavailable' : 'error'
+        r.reason = binding ? NO_BINDING : err instanceof Unavailable ? err.message : `error: ${firstLine(err)}`
       }
       rec.results.push(r)
     }

@@ -5,7 +5,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { timeSync } = require('../lib/measure.js')
 const { runRow } = require('../lib/row.js')
-const { need, probe, Unavailable } = require('../lib/pkg.js')
+const { need, probe, alternative, Unavailable } = require('../lib/pkg.js')
 const { cLoop } = require('./common.js')
 
 async function rows (ctx) {
@@ -55,7 +55,7 @@ async function rows (ctx) {
         label: 'proper-lockfile lockSync + release',
         role: 'alternative',
         setup: () => {
-          const lockfile = require('proper-lockfile')
+          const lockfile = alternative('proper-lockfile')
           const p = file('proper.lock')
           return () => timeSync(nProper, () => {
             const release = lockfile.lockSync(p)
@@ -69,7 +69,7 @@ async function rows (ctx) {
         label: 'fs-native-extensions open + tryLock + unlock + close',
         role: 'alternative',
         setup: () => {
-          const fsx = require('fs-native-extensions')
+          const fsx = alternative('fs-native-extensions')
           const p = file('fsx.lock')
           return () => timeSync(n, () => {
             const fd = fs.openSync(p, 'r+')

@@ -6,7 +6,7 @@ const path = require('node:path')
 const { timeSync } = require('../lib/measure.js')
 const { runRow } = require('../lib/row.js')
 const { writeFile } = require('../lib/fixtures.js')
-const { need, probe } = require('../lib/pkg.js')
+const { need, probe, alternative } = require('../lib/pkg.js')
 const { cLoop, needOpenat2 } = require('./common.js')
 
 const SIZE = 4096
@@ -37,7 +37,7 @@ async function writeRow (ctx, base, kind) {
       label: 'write-file-atomic (sync)',
       role: 'alternative',
       setup: () => {
-        const writeFileAtomic = require('write-file-atomic')
+        const writeFileAtomic = alternative('write-file-atomic')
         const file = path.join(root, 'wfa', 'file.txt')
         return () => timeSync(n, () => writeFileAtomic.sync(file, TEXT))
       }
