@@ -146,7 +146,7 @@ async function rows (ctx) {
       title: 'readBytesSync, 64 MiB file (throughput)',
       where,
       n,
-      rounds: ctx.quick ? 7 : 11,
+      rounds: ctx.quick ? 5 : 11,
       bytesPerOp: size,
       notes: ['Target: throughput >= 1.0x of each alternative, i.e. time ratio <= 1.0x. Every read fills a fresh buffer.'],
       impls: [

@@ -16,7 +16,7 @@ async function writeRow (ctx, base, kind) {
   const root = path.join(base.dir, 'write')
   for (const sub of ['pkg', 'wfa', 'c-excl', 'c-tmpfile']) writeFile(path.join(root, sub, 'file.txt'), SIZE)
   const onTmpfs = kind === 'tmpfs'
-  const n = onTmpfs ? (ctx.quick ? 300 : 3000) : (ctx.quick ? 8 : 40)
+  const n = onTmpfs ? (ctx.quick ? 300 : 3000) : (ctx.quick ? 6 : 40)
   const cMode = ctx.cWriteMode
   const impls = [
     {
@@ -67,7 +67,7 @@ async function writeRow (ctx, base, kind) {
     title: `writeTextSync, 4 KiB, replacing a file on ${kind === 'tmpfs' ? 'tmpfs' : 'a disk filesystem'}`,
     where: `${base.type}, ${base.where}`,
     n,
-    rounds: ctx.quick ? (onTmpfs ? 9 : 7) : (onTmpfs ? 21 : 11),
+    rounds: ctx.quick ? (onTmpfs ? 9 : 5) : (onTmpfs ? 21 : 11),
     notes: [
       'The C loops make the package\'s calls: fstat root, openat2 parent, fstatat target, O_TMPFILE (or getrandom + exclusive temp name), fstat, fchmod, write, fsync, (getrandom + linkat), close, renameat, fsync parent, fstatat re-check. The target is on the loop the syscall check found equal to the package.',
       'write-file-atomic fsyncs the file but not the parent directory, and resolves the path with realpath.'
