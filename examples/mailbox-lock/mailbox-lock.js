@@ -93,7 +93,7 @@ class Mailboxes {
 
   /** The messages in the box, without taking its lock (a snapshot: the file is only ever
    * replaced whole). */
-  peek (box) {
+  async peek (box) {
     return this.#load(checkBox(box))
   }
 

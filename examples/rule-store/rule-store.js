@@ -138,7 +138,7 @@ class RuleWriter {
   }
 
   /** Atomically replaces the rule set. Refuses (STORE_DAMAGED) while the file on disk
-   * is damaged, and leaves it as it is. */
+   * is damaged, and leaves it as it is (the damage is disclosed again). */
   async write (rules) {
     if (this.closed) throw new RuleStoreError('WRITER_CLOSED')
     const text = serialise(rules)

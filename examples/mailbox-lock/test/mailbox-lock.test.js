@@ -50,6 +50,7 @@ describe('examples/mailbox-lock', function () {
     for (const bad of ['', 'Inbox', 'a.b', 'a/b', '..', '-a', 'con', 'nul', 'lpt1', 'x'.repeat(65), 7]) {
       assert.throws(() => checkBox(bad), (err) => err instanceof MailboxError && err.code === 'BOX_NAME')
       await assert.rejects(mailboxes.deliver(bad, {}), (err) => err.code === 'BOX_NAME')
+      await assert.rejects(mailboxes.peek(bad), (err) => err.code === 'BOX_NAME')
     }
     assert.equal(checkBox('console'), 'console')
   })
