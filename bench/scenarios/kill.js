@@ -46,7 +46,10 @@ function spawnTree (size, extra = []) {
       if (nl === -1) return
       child.stdout.removeListener('data', onData)
       const words = text.slice(0, nl).split(' ')
-      if (words[0] !== 'ready') return reject(new Error(`proctree said ${words[0]}`))
+      if (words[0] !== 'ready') {
+        child.kill('SIGKILL')
+        return reject(new Error(`proctree said ${words[0]}`))
+      }
       const members = words.slice(1).map(Number).map((pid) => ({ pid, start: startTime(pid)?.start }))
       child.stdout.resume()
       resolve({ child, members })
