@@ -11,7 +11,7 @@
 // Thresholds: descriptors naming files: exactly as many at the end as after warm-up;
 // all descriptors: at most 2 more (pipes of the last spawned tree close on the
 // runtime's schedule); RSS: at most 16 MiB more at the end than after the warm-up
-// (250 000 operations, which covers the one-time climb of malloc's per-thread arenas),
+// (500 000 operations, which covers the one-time climb of malloc's per-thread arenas),
 // and at most 8 MiB more at the end than halfway (a steady leak of 16 bytes per
 // operation would exceed that at full size); 2 000 authorities dropped unclosed at the
 // end are all reclaimed by the GC (files back to the count before).
@@ -22,7 +22,7 @@ const { spawnSync } = require('node:child_process')
 const { size, figure } = require('./helpers.js')
 
 const OPERATIONS = size(1000000, 150000)
-// (Plus 250 000 warm-up operations before the first measure.)
+// (Plus 500 000 warm-up operations before the first measure.)
 const RSS_SLACK = 16 * 1024 * 1024
 const RSS_SECOND_HALF_SLACK = 8 * 1024 * 1024
 
