@@ -4,7 +4,8 @@
 // (fuzz/js-fuzz.js) for a fixed number of calls.
 //
 //   AGENT_OS_FUZZ_SECONDS   seconds per libFuzzer target (default 60)
-//   AGENT_OS_FUZZ_TARGETS   comma-separated subset of: utf8,segments,resolver
+//   AGENT_OS_FUZZ_TARGETS   comma-separated subset of: utf8,segments,resolver (given
+//                           alone, the JavaScript fuzzer is skipped)
 //   AGENT_OS_FUZZ_CALLS     JavaScript fuzzer calls (default 100000)
 //   AGENT_OS_FUZZ_SEED      JavaScript fuzzer seed (default: random, printed)
 //   CC                      the clang to use (default clang)
