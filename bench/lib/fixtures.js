@@ -65,7 +65,12 @@ function tmpfsBase () {
   return { dir: undefined, note: '/dev/shm is not a tmpfs here' }
 }
 
-/** Writes `size` pseudo-random bytes to `file` (parents created). */
+// Fixture files get a modification time an hour back: the package reads a file
+// modified within the last second on a slower, checked path (a write barrier and a
+// second read), and the rows measure the ordinary case of a file at rest.
+const AT_REST = new Date(Date.now() - 3600 * 1000)
+
+/** Writes `size` pseudo-random bytes to `file` (parents created), dated an hour back. */
 function writeFile (file, size) {
   fs.mkdirSync(path.dirname(file), { recursive: true })
   const fd = fs.openSync(file, 'w')
@@ -80,6 +85,7 @@ function writeFile (file, size) {
   } finally {
     fs.closeSync(fd)
   }
+  fs.utimesSync(file, AT_REST, AT_REST)
 }
 
 /** A directory `dir` with `count` entries in no particular order: every tenth a

@@ -46,7 +46,7 @@ async function rows (ctx) {
       notes: [
         'The package opens its authority once, outside the timing; fs.readFileSync joins the path each call.',
         'The portable-walk implementation runs in a child process started with AGENT_OS_FA_RESOLVER=portable.',
-        'The C loops make the package\'s calls (see the syscall check): fstat root, resolve the parent (openat2, or openat per component), fstatat, openat, close, fstat, read, read, fstat, close.'
+        'The C loops make the package\'s calls (see the syscall check): fstat root, resolve the parent (openat2, or openat per component), fstatat, openat, close, fstat, pread, pread, fstat, close. Fixture files are dated an hour back (files at rest).'
       ],
       impls: [
         {
