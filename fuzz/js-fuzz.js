@@ -276,11 +276,14 @@ function createFuzzer ({ seed, dir }) {
 
 // ------------------------------------------------------------------ classification
 
-function typed (family, err, foreignReceiver) {
-  // An exception raised by the caller's own object (a throwing getter or trap, or any
-  // operation on a revoked proxy) may pass through unchanged, as with node:fs.
+function typed (family, err, foreignReceiver, name) {
+  // An exception raised by the caller's own object (a throwing getter or trap) may
+  // pass through unchanged, as with node:fs. A revoked proxy passed as an argument is
+  // refused with a typed error like any other bad value; only withLock, which settles
+  // with whatever its callback's result does, passes on the TypeError of awaiting a
+  // revoked proxy that the callback returned.
   if (err instanceof FuzzTrap) return 'trap'
-  if (err instanceof TypeError && / on a proxy that has been revoked$/.test(err.message)) return 'trap'
+  if (name === 'withLock' && err instanceof TypeError && / on a proxy that has been revoked$/.test(err.message)) return 'trap'
   if (foreignReceiver && err instanceof TypeError) return 'typed'
   if (family === 'fa') {
     if (err instanceof fa.FileAuthorityError && typeof err.code === 'string') return 'typed'
@@ -343,7 +346,7 @@ async function run ({ seed = (Math.random() * 2 ** 32) >>> 0, calls = 5000, log 
           else fail(entry.name, 'synchronous throw from an async function', err)
           continue
         }
-        const t = typed(entry.family, err, F.state.foreignReceiver)
+        const t = typed(entry.family, err, F.state.foreignReceiver, entry.name)
         if (t === 'untyped') fail(entry.name, 'untyped error', err)
         else outcomes[t]++
         continue
@@ -355,7 +358,7 @@ async function run ({ seed = (Math.random() * 2 ** 32) >>> 0, calls = 5000, log 
         }
         const foreign = F.state.foreignReceiver
         pending.push(result.then(() => { outcomes.ok++ }, (err) => {
-          const t = typed(entry.family, err, foreign)
+          const t = typed(entry.family, err, foreign, entry.name)
           if (t === 'untyped') fail(entry.name, 'untyped rejection', err)
           else if (t === 'trap') outcomes.rejectedTrap++
           else outcomes.rejectedTyped++
