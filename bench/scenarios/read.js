@@ -1,0 +1,299 @@
+'use strict'
+// file-authority reads: small file sync and async, a large file, and the scaling
+// series by path depth and by file size.
+
+const fs = require('node:fs')
+const path = require('node:path')
+const { timeSync, timeAsync } = require('../lib/measure.js')
+const { runRow } = require('../lib/row.js')
+const { runSeries } = require('../lib/series.js')
+const { writeFile } = require('../lib/fixtures.js')
+const { fmtBytes } = require('../lib/report.js')
+const { Unavailable } = require('../lib/pkg.js')
+const { packageReader, cLoop, needOpenat2 } = require('./common.js')
+
+const KiB = 1024
+const MiB = 1024 * 1024
+
+// The portable-walk worker could not read the fixture: the primitive is not usable.
+function workerUnavailable (err) {
+  throw new Unavailable(err.message.startsWith('not available') ? err.message : `not available (primitive not built): ${err.message}`)
+}
+
+function smallFixture (ctx) {
+  const root = path.join(ctx.disk.dir, 'read')
+  const segments = ['d1', 'd2', 'd3', 'file.bin']
+  writeFile(path.join(root, ...segments), 4 * KiB)
+  return { root, segments, rel: segments.join('/') }
+}
+
+async function rows (ctx) {
+  const out = []
+  const { root, segments, rel } = smallFixture(ctx)
+  const where = `${ctx.disk.type}, ${ctx.disk.where}`
+  const budget = { maxBytes: MiB }
+
+  // ---------------------------------------------------------- readBytesSync 4 KiB
+  {
+    const n = ctx.quick ? 1000 : 10000
+    out.push(await runRow({
+      id: 'read-4k-sync',
+      short: 'readBytesSync 4 KiB, depth 3',
+      title: 'readBytesSync, 4 KiB file, 3 directories deep',
+      where,
+      n,
+      rounds: ctx.quick ? 9 : 21,
+      notes: [
+        'The package opens its authority once, outside the timing; fs.readFileSync joins the path each call.',
+        'The portable-walk implementation runs in a child process started with AGENT_OS_FA_RESOLVER=portable.',
+        'The C loops make the package\'s calls (see the syscall check): fstat root, resolve the parent (openat2, or openat per component), fstatat, openat, close, fstat, pread, pread, fstat, close. Fixture files are dated an hour back (files at rest).'
+      ],
+      impls: [
+        {
+          id: 'pkg',
+          label: 'agent-os readBytesSync',
+          tag: 'default',
+          role: 'package',
+          setup: () => {
+            const a = packageReader(ctx, root, segments, budget.maxBytes)
+            return () => timeSync(n, () => a.readBytesSync(segments, budget))
+          }
+        },
+        {
+          id: 'fs',
+          label: 'fs.readFileSync(path.join(...))',
+          role: 'alternative',
+          setup: () => () => timeSync(n, () => fs.readFileSync(path.join(root, 'd1', 'd2', 'd3', 'file.bin')))
+        },
+        {
+          id: 'c-openat2',
+          label: 'C loop, one openat2',
+          role: 'alternative',
+          setup: () => {
+            needOpenat2(ctx)
+            return cLoop(ctx, 'read_loop', () => ['openat2', root, rel, String(n)])
+          }
+        },
+        {
+          id: 'pkg-portable',
+          label: 'agent-os readBytesSync, portable walk',
+          tag: 'portable',
+          role: 'package',
+          setup: async () => {
+            const w = ctx.portableWorker()
+            await w.ask({ op: 'probe', root, segments, maxBytes: budget.maxBytes }).catch(workerUnavailable)
+            return async () => (await w.ask({ op: 'readSync', root, segments, maxBytes: budget.maxBytes, n })).ns
+          }
+        },
+        {
+          id: 'c-walk',
+          label: 'C loop, openat walk per component',
+          role: 'alternative',
+          setup: () => cLoop(ctx, 'read_loop', () => ['walk', root, rel, String(n)])
+        }
+      ],
+      comparisons: [
+        { pkg: 'pkg', alt: 'fs', limit: 0.6, target: '<= 0.6x', applicable: ctx.openat2, note: 'n/a (no openat2)' },
+        { pkg: 'pkg', alt: 'c-openat2', limit: 1.5, target: '<= 1.5x' },
+        { pkg: 'pkg-portable', alt: 'c-walk', limit: 1.1, target: '<= 1.1x' }
+      ]
+    }, ctx))
+  }
+
+  // ------------------------------------------------------------- readBytes async
+  {
+    const n = ctx.quick ? 200 : 2000
+    out.push(await runRow({
+      id: 'read-4k-async',
+      short: 'readBytes 4 KiB, depth 3',
+      title: 'readBytes (async), 4 KiB file, 3 directories deep',
+      where,
+      n,
+      rounds: ctx.quick ? 9 : 21,
+      notes: ['Sequential awaits: the latency of one call, not throughput under concurrency.'],
+      impls: [
+        {
+          id: 'pkg',
+          label: 'agent-os readBytes',
+          role: 'package',
+          setup: () => {
+            const a = packageReader(ctx, root, segments, budget.maxBytes)
+            if (typeof a.readBytes !== 'function') throw new Unavailable('not available (primitive not built): no readBytes()')
+            return () => timeAsync(n, () => a.readBytes(segments, budget))
+          }
+        },
+        {
+          id: 'fs',
+          label: 'fs.promises.readFile(path.join(...))',
+          role: 'alternative',
+          setup: () => () => timeAsync(n, () => fs.promises.readFile(path.join(root, 'd1', 'd2', 'd3', 'file.bin')))
+        }
+      ],
+      comparisons: [{ pkg: 'pkg', alt: 'fs', limit: 0.25, target: '<= 0.25x' }]
+    }, ctx))
+  }
+
+  // -------------------------------------------------------------- 64 MiB file
+  {
+    const size = 64 * MiB
+    const bigRoot = path.join(ctx.disk.dir, 'big')
+    writeFile(path.join(bigRoot, 'big.bin'), size)
+    const n = ctx.quick ? 1 : 3
+    const big = { maxBytes: size }
+    out.push(await runRow({
+      id: 'read-64m-sync',
+      short: 'readBytesSync 64 MiB',
+      title: 'readBytesSync, 64 MiB file (throughput)',
+      where,
+      n,
+      rounds: ctx.quick ? 5 : 11,
+      bytesPerOp: size,
+      notes: ['Target: throughput >= 1.0x of each alternative, i.e. time ratio <= 1.0x. Every read fills a fresh buffer.'],
+      impls: [
+        {
+          id: 'pkg',
+          label: 'agent-os readBytesSync',
+          role: 'package',
+          setup: () => {
+            const a = packageReader(ctx, bigRoot, ['big.bin'], big.maxBytes)
+            return () => timeSync(n, () => a.readBytesSync(['big.bin'], big))
+          }
+        },
+        {
+          id: 'fs',
+          label: 'fs.readFileSync',
+          role: 'alternative',
+          setup: () => () => timeSync(n, () => fs.readFileSync(path.join(bigRoot, 'big.bin')))
+        },
+        {
+          id: 'c',
+          label: 'C loop, read into a fresh buffer',
+          role: 'alternative',
+          setup: () => {
+            needOpenat2(ctx)
+            return cLoop(ctx, 'read_loop', () => ['openat2', bigRoot, 'big.bin', String(n)])
+          }
+        }
+      ],
+      comparisons: [
+        { pkg: 'pkg', alt: 'fs', limit: 1.0, target: '<= 1.0x' },
+        { pkg: 'pkg', alt: 'c', limit: 1.0, target: '<= 1.0x' }
+      ],
+      teardown: () => fs.rmSync(bigRoot, { recursive: true, force: true })
+    }, ctx))
+  }
+  return out
+}
+
+async function series (ctx) {
+  const out = []
+  // ------------------------------------------------------------- by path depth
+  {
+    const root = path.join(ctx.disk.dir, 'depth')
+    const depths = [1, 2, 4, 8, 16, 32]
+    let dir = root
+    for (let d = 1; d <= 32; d++) {
+      writeFile(path.join(dir, 'file.bin'), 4 * KiB)
+      dir = path.join(dir, `d${d}`)
+    }
+    const segs = (k) => [...Array.from({ length: k - 1 }, (_, i) => `d${i + 1}`), 'file.bin']
+    const n = ctx.quick ? 300 : 5000
+    const budget = { maxBytes: MiB }
+    let reader
+    out.push(await runSeries({
+      id: 'read-depth',
+      title: `read time vs path depth (4 KiB file; ${ctx.disk.type}; ${ctx.quick ? 7 : 9} rounds of ${n})`,
+      unitLabel: 'segments',
+      perUnit: 'segment',
+      rounds: ctx.quick ? 7 : 9,
+      points: depths.map((k) => ({ units: k, label: String(k), n, segments: segs(k) })),
+      impls: [
+        {
+          id: 'pkg',
+          label: 'agent-os',
+          setup: (p) => {
+            reader = reader || packageReader(ctx, root, null)
+            reader.readBytesSync(p.segments, budget)
+            return () => timeSync(p.n, () => reader.readBytesSync(p.segments, budget))
+          }
+        },
+        {
+          id: 'pkg-portable',
+          label: 'agent-os portable',
+          setup: async (p) => {
+            const w = ctx.portableWorker()
+            await w.ask({ op: 'probe', root, segments: p.segments, maxBytes: budget.maxBytes }).catch(workerUnavailable)
+            return async () => (await w.ask({ op: 'readSync', root, segments: p.segments, maxBytes: budget.maxBytes, n: p.n })).ns
+          }
+        },
+        {
+          id: 'fs',
+          label: 'fs.readFileSync',
+          setup: (p) => () => timeSync(p.n, () => fs.readFileSync(path.join(root, ...p.segments)))
+        },
+        {
+          id: 'c-openat2',
+          label: 'C openat2',
+          setup: (p) => {
+            needOpenat2(ctx)
+            return cLoop(ctx, 'read_loop', () => ['openat2', root, p.segments.join('/'), String(p.n)])
+          }
+        },
+        {
+          id: 'c-walk',
+          label: 'C walk',
+          setup: (p) => cLoop(ctx, 'read_loop', () => ['walk', root, p.segments.join('/'), String(p.n)])
+        }
+      ]
+    }, ctx))
+  }
+  // ------------------------------------------------------------- by file size
+  {
+    const root = path.join(ctx.disk.dir, 'sizes')
+    const sizes = [KiB, 16 * KiB, 256 * KiB, 4 * MiB, 64 * MiB, 256 * MiB].filter((s) => !ctx.quick || s <= 64 * MiB)
+    const perRound = ctx.quick ? 32 * MiB : 256 * MiB
+    let reader
+    out.push(await runSeries({
+      id: 'read-size',
+      title: `read time vs file size (${ctx.disk.type}, page cache warm; ${ctx.quick ? 5 : 9} rounds; ${fmtBytes(perRound)} read per round and implementation, at least 1 read, at most 5000)`,
+      unitLabel: 'size',
+      perUnit: 'KiB',
+      unitScale: KiB,
+      rounds: ctx.quick ? 5 : 9,
+      points: sizes.map((s) => ({ units: s, label: fmtBytes(s), n: Math.max(1, Math.min(5000, Math.round(perRound / s))), name: `f${s}.bin` })),
+      impls: [
+        {
+          id: 'pkg',
+          label: 'agent-os readBytesSync',
+          setup: (p) => {
+            writeFile(path.join(root, p.name), p.units)
+            reader = reader || packageReader(ctx, root, null)
+            const opts = { maxBytes: p.units }
+            reader.readBytesSync([p.name], opts)
+            return () => timeSync(p.n, () => reader.readBytesSync([p.name], opts))
+          }
+        },
+        {
+          id: 'fs',
+          label: 'fs.readFileSync',
+          setup: (p) => {
+            if (!fs.existsSync(path.join(root, p.name))) writeFile(path.join(root, p.name), p.units)
+            return () => timeSync(p.n, () => fs.readFileSync(path.join(root, p.name)))
+          }
+        },
+        {
+          id: 'c',
+          label: 'C read',
+          setup: (p) => {
+            needOpenat2(ctx)
+            return cLoop(ctx, 'read_loop', () => ['openat2', root, p.name, String(p.n)])
+          }
+        }
+      ]
+    }, ctx))
+    fs.rmSync(root, { recursive: true, force: true })
+  }
+  return out
+}
+
+module.exports = { rows, series }

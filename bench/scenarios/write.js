@@ -1,0 +1,90 @@
+'use strict'
+// file-authority atomic writes, 4 KiB, on tmpfs and on a disk filesystem.
+
+const fs = require('node:fs')
+const path = require('node:path')
+const { timeSync } = require('../lib/measure.js')
+const { runRow } = require('../lib/row.js')
+const { writeFile } = require('../lib/fixtures.js')
+const { need, probe, alternative } = require('../lib/pkg.js')
+const { cLoop, needOpenat2 } = require('./common.js')
+
+const SIZE = 4096
+const TEXT = 'abcdefghijklmnopqrstuvwxyz0123456789\n'.repeat(Math.ceil(SIZE / 37)).slice(0, SIZE)
+
+async function writeRow (ctx, base, kind) {
+  const root = path.join(base.dir, 'write')
+  for (const sub of ['pkg', 'wfa', 'c-excl', 'c-tmpfile']) writeFile(path.join(root, sub, 'file.txt'), SIZE)
+  const onTmpfs = kind === 'tmpfs'
+  const n = onTmpfs ? (ctx.quick ? 300 : 3000) : (ctx.quick ? 6 : 40)
+  const cMode = ctx.cWriteMode
+  const impls = [
+    {
+      id: 'pkg',
+      label: 'agent-os writeTextSync',
+      role: 'package',
+      setup: () => {
+        const fa = need(ctx.parts.fileAuthority, ['openWriteAuthoritySync'])
+        const w = probe('openWriteAuthoritySync', () => fa.openWriteAuthoritySync(root))
+        ctx.onExit(() => w.closeSync())
+        probe('writeTextSync', () => w.writeTextSync(['pkg', 'file.txt'], TEXT))
+        if (fs.readFileSync(path.join(root, 'pkg', 'file.txt'), 'utf8') !== TEXT) throw new Error('writeTextSync wrote other bytes')
+        return () => timeSync(n, () => w.writeTextSync(['pkg', 'file.txt'], TEXT))
+      }
+    },
+    {
+      id: 'wfa',
+      label: 'write-file-atomic (sync)',
+      role: 'alternative',
+      setup: () => {
+        const writeFileAtomic = alternative('write-file-atomic')
+        const file = path.join(root, 'wfa', 'file.txt')
+        return () => timeSync(n, () => writeFileAtomic.sync(file, TEXT))
+      }
+    }
+  ]
+  for (const mode of [cMode, cMode === 'excl' ? 'tmpfile' : 'excl']) {
+    impls.push({
+      id: `c-${mode}`,
+      label: mode === 'excl' ? 'C loop, exclusive temp name' : 'C loop, O_TMPFILE + linkat',
+      role: mode === cMode ? 'alternative' : 'reference',
+      setup: () => {
+        needOpenat2(ctx)
+        return cLoop(ctx, 'write_loop', () => [mode, 'openat2', root, `c-${mode}/file.txt`, String(SIZE), String(n)])
+      }
+    })
+  }
+  const comparisons = [
+    onTmpfs
+      ? { pkg: 'pkg', alt: 'wfa', limit: 0.2, target: '<= 0.2x' }
+      : { pkg: 'pkg', alt: 'wfa', target: '-', note: 'reference' },
+    { pkg: 'pkg', alt: `c-${cMode}`, limit: 1.2, target: '<= 1.2x' },
+    { pkg: 'pkg', alt: `c-${cMode === 'excl' ? 'tmpfile' : 'excl'}`, target: '-', note: 'reference' }
+  ]
+  const row = await runRow({
+    id: `write-4k-${kind}`,
+    short: `writeTextSync 4 KiB, ${kind}`,
+    title: `writeTextSync, 4 KiB, replacing a file on ${kind === 'tmpfs' ? 'tmpfs' : 'a disk filesystem'}`,
+    where: `${base.type}, ${base.where}`,
+    n,
+    rounds: ctx.quick ? (onTmpfs ? 9 : 5) : (onTmpfs ? 21 : 11),
+    notes: [
+      'The C loops make the package\'s calls: fstat root, openat2 parent, fstatat target, O_TMPFILE (or getrandom + exclusive temp name), fstat, fchmod, write, fsync, (getrandom + linkat), close, renameat, fsync parent, fstatat re-check. The target is on the loop the syscall check found equal to the package.',
+      'write-file-atomic fsyncs the file but not the parent directory, and resolves the path with realpath.'
+    ],
+    impls,
+    comparisons,
+    teardown: () => fs.rmSync(root, { recursive: true, force: true })
+  }, ctx)
+  return row
+}
+
+async function rows (ctx) {
+  const out = []
+  if (ctx.tmpfs.dir) out.push(await writeRow(ctx, ctx.tmpfs, 'tmpfs'))
+  else out.push({ id: 'write-4k-tmpfs', short: 'writeTextSync 4 KiB, tmpfs', status: 'unavailable', reason: `not available (${ctx.tmpfs.note})`, impls: [], comparisons: [], notes: [] })
+  if (ctx.disk.dir) out.push(await writeRow(ctx, ctx.disk, 'disk'))
+  return out
+}
+
+module.exports = { rows }
