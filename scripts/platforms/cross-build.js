@@ -65,6 +65,9 @@ function nodeImportLibrary (def) {
 
 function crossBuild (targetName, { out, root = ROOT } = {}) {
   const t = TARGETS[targetName]
+  const file = out || path.join(root, 'prebuilds', targetName, '@scope+agent-os.node')
+  // A failed build must not leave an older binary behind to be packed or tested.
+  fs.rmSync(file, { force: true })
   const gyp = targetFor(path.join(root, 'binding.gyp'), 'agent_os', { OS: t.os, aos_werror: 1, aos_sanitize: 0 })
   const missing = gyp.sources.filter((s) => !fs.existsSync(path.join(root, s)))
   if (missing.length) {
@@ -92,7 +95,6 @@ function crossBuild (targetName, { out, root = ROOT } = {}) {
     run(t.cc, [...cflags, '-c', path.join(root, src), '-o', o], { cwd: root })
     objects.push(o)
   }
-  const file = out || path.join(root, 'prebuilds', targetName, '@scope+agent-os.node')
   fs.mkdirSync(path.dirname(file), { recursive: true })
   const libs = gyp.libraries.map((l) => `-l${l.replace(/\.lib$/, '').replace(/^-l/, '')}`)
   const ldflags = [...t.ldflags, ...(t.useGypFlags ? gyp.ldflags : [])]
