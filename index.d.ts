@@ -92,7 +92,13 @@ export type NodeLockErrorCode =
   | 'HOST_IO'
 
 export declare class NodeLockError extends Error {
+  constructor(code: NodeLockErrorCode, details?: { operation?: string; hostCode?: string; holderPid?: number })
   readonly code: NodeLockErrorCode
+  /** 'tryAcquire', 'acquire', 'withLock', ... */
+  readonly operation: string
+  /** 'ENOENT', 'EACCES', ... where a host failure was behind the error. */
+  readonly hostCode?: string
+  /** The pid of the live process on this host holding the lock, where it can be known. */
   readonly holderPid?: number
 }
 

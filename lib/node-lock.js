@@ -1,0 +1,197 @@
+'use strict'
+// @scope/agent-os/node-lock: a nonblocking lock for cooperating processes, carried by
+// an operating-system lock on an open handle (flock / LockFileEx). The native part
+// (src/node_lock/) does every host step; this file checks arguments, types errors and
+// runs the bounded retry loop of acquire(). See docs/node-lock.md.
+
+const path = require('node:path')
+const binding = require('./binding.js')
+
+const CODES = new Set(['INVALID_PATH', 'UNSAFE_ENTRY', 'LOCK_HELD', 'LOCK_TIMEOUT', 'UNSUPPORTED_BACKEND', 'HOST_IO'])
+
+const TEXT = {
+  INVALID_PATH: 'invalid lock path or argument',
+  UNSAFE_ENTRY: 'the entry at the lock path is a link or not a regular file',
+  LOCK_HELD: 'the lock is held',
+  LOCK_TIMEOUT: 'the lock was still held when the time ran out',
+  UNSUPPORTED_BACKEND: 'no native backend',
+  HOST_IO: 'the host failed'
+}
+
+const kReason = Symbol('reason')
+
+// A message names the operation, the code, the holder's pid and the host code; never
+// the lock path or anything else the caller passed in.
+class NodeLockError extends Error {
+  constructor (code, details) {
+    if (!CODES.has(code)) throw new TypeError('NodeLockError: unknown code')
+    const d = details === undefined || details === null ? {} : details
+    const operation = typeof d.operation === 'string' ? d.operation : 'nodeLock'
+    const holderPid = Number.isSafeInteger(d.holderPid) && d.holderPid > 0 ? d.holderPid : undefined
+    const hostCode = typeof d.hostCode === 'string' && /^[A-Z][A-Z0-9_]{0,63}$/.test(d.hostCode) ? d.hostCode : undefined
+    let message = `${operation} failed: ${code}: ${TEXT[code]}`
+    if (holderPid !== undefined) message += ` by pid ${holderPid}`
+    if (hostCode !== undefined) message += ` (${hostCode})`
+    if (typeof d[kReason] === 'string') message += `: ${d[kReason]}`
+    super(message)
+    Object.defineProperty(this, 'name', { value: 'NodeLockError', enumerable: false, configurable: true, writable: true })
+    this.code = code
+    this.operation = operation
+    if (holderPid !== undefined) this.holderPid = holderPid
+    if (hostCode !== undefined) this.hostCode = hostCode
+  }
+}
+
+let native
+function nativePart (operation) {
+  if (native === undefined) native = binding.part('nodeLock')
+  if (native === undefined) {
+    throw new NodeLockError('UNSUPPORTED_BACKEND', { operation, [kReason]: binding.loadFailure() })
+  }
+  return native
+}
+
+const isWindows = process.platform === 'win32'
+
+function checkPath (lockPath, operation) {
+  const ok = typeof lockPath === 'string' && lockPath.length > 0 && !lockPath.includes('\0') &&
+    (isWindows ? /^(?:[A-Za-z]:[\\/]|[\\/]{2}[^\\/])/.test(lockPath) : path.posix.isAbsolute(lockPath)) &&
+    // A name that ends in a separator can never be a file.
+    !(isWindows ? /[\\/]$/ : /\/$/).test(lockPath)
+  if (!ok) throw new NodeLockError('INVALID_PATH', { operation })
+}
+
+const kMake = Symbol('make')
+
+class LockGuard {
+  #handle
+
+  constructor (token, handle) {
+    if (token !== kMake) throw new TypeError('LockGuard is not constructible; use tryAcquire, acquire or withLock')
+    this.#handle = handle
+  }
+
+  get released () {
+    return this.#handle === undefined
+  }
+
+  release () {
+    const handle = this.#handle
+    if (handle === undefined) return
+    this.#handle = undefined
+    native.release(handle)
+  }
+
+  [Symbol.dispose] () {
+    this.release()
+  }
+
+  get [Symbol.toStringTag] () {
+    return 'LockGuard'
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')] () {
+    return `LockGuard { released: ${this.released} }`
+  }
+}
+
+// One attempt, never waiting: a guard, or the holder's pid (0 when unknown).
+function attempt (lockPath, operation, wantHolder) {
+  checkPath(lockPath, operation)
+  const part = nativePart(operation)
+  let r
+  try {
+    r = part.tryLock(lockPath, wantHolder)
+  } catch (err) {
+    throw typed(err, operation)
+  }
+  if (typeof r === 'number') return r
+  return new LockGuard(kMake, r)
+}
+
+function typed (err, operation) {
+  if (err !== null && typeof err === 'object' && typeof err.aosKind === 'string' && CODES.has(err.aosKind)) {
+    return new NodeLockError(err.aosKind, { operation, hostCode: err.hostCode })
+  }
+  return err
+}
+
+/** Takes the lock at once or returns undefined when it is held. Never waits. */
+function tryAcquire (lockPath) {
+  const r = attempt(lockPath, 'tryAcquire', false)
+  return typeof r === 'number' ? undefined : r
+}
+
+const DEFAULT_TIMEOUT_MS = 10000
+const FIRST_DELAY_MS = 2
+const MAX_DELAY_MS = 100
+
+function checkAcquireOptions (options) {
+  if (options === undefined || options === null) return { timeoutMs: DEFAULT_TIMEOUT_MS, signal: undefined }
+  if (typeof options !== 'object') throw new NodeLockError('INVALID_PATH', { operation: 'acquire' })
+  const timeoutMs = options.timeoutMs === undefined ? DEFAULT_TIMEOUT_MS : options.timeoutMs
+  if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs < 0) {
+    throw new NodeLockError('INVALID_PATH', { operation: 'acquire' })
+  }
+  const signal = options.signal
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new NodeLockError('INVALID_PATH', { operation: 'acquire' })
+  }
+  return { timeoutMs, signal }
+}
+
+// Waits `ms`, or rejects with the signal's reason as soon as it aborts.
+function pause (ms, signal) {
+  return new Promise((resolve, reject) => {
+    let onAbort
+    const timer = setTimeout(() => {
+      if (signal !== undefined) signal.removeEventListener('abort', onAbort)
+      resolve()
+    }, ms)
+    if (signal !== undefined) {
+      onAbort = () => {
+        clearTimeout(timer)
+        reject(signal.reason)
+      }
+      signal.addEventListener('abort', onAbort, { once: true })
+    }
+  })
+}
+
+/** Retries tryAcquire with growing, jittered pauses until it succeeds, `timeoutMs`
+ * passes (LOCK_TIMEOUT) or `signal` aborts (its reason). */
+async function acquire (lockPath, options) {
+  checkPath(lockPath, 'acquire')
+  const { timeoutMs, signal } = checkAcquireOptions(options)
+  nativePart('acquire')
+  if (signal !== undefined && signal.aborted) throw signal.reason
+  const deadline = performance.now() + timeoutMs
+  let delay = FIRST_DELAY_MS
+  for (;;) {
+    const r = attempt(lockPath, 'acquire', true)
+    if (typeof r !== 'number') return r
+    const left = deadline - performance.now()
+    if (left <= 0) throw new NodeLockError('LOCK_TIMEOUT', { operation: 'acquire', holderPid: r })
+    // Full jitter over the upper half, so contenders that were refused together do
+    // not retry together.
+    const wait = Math.min(left, delay / 2 + Math.random() * (delay / 2))
+    await pause(Math.max(1, Math.ceil(wait)), signal)
+    delay = Math.min(MAX_DELAY_MS, delay * 2)
+  }
+}
+
+/** Runs `fn` holding the lock; LOCK_HELD when it is held. Releases after `fn`
+ * settles, however it settles. */
+async function withLock (lockPath, fn) {
+  checkPath(lockPath, 'withLock')
+  if (typeof fn !== 'function') throw new NodeLockError('INVALID_PATH', { operation: 'withLock' })
+  const r = attempt(lockPath, 'withLock', true)
+  if (typeof r === 'number') throw new NodeLockError('LOCK_HELD', { operation: 'withLock', holderPid: r })
+  try {
+    return await fn()
+  } finally {
+    r.release()
+  }
+}
+
+module.exports = { tryAcquire, acquire, withLock, NodeLockError }
