@@ -90,7 +90,9 @@ function prepare (target, build) {
     return {
       cmd: emu.cmd,
       args: [...emu.args, ...mochaArgs, ...emulatedArgs()],
-      env: { ...emu.env, AGENT_OS_BINDING_ROOT: root, PATH: pathWith(path.dirname(node.bin)) },
+      // Tests that compile a helper (an LD_PRELOAD shim, a fixture program) with $CC
+      // then build it for arm64, so the emulated node can load or run it.
+      env: { ...emu.env, AGENT_OS_BINDING_ROOT: root, PATH: pathWith(path.dirname(node.bin)), CC: 'aarch64-linux-gnu-gcc' },
       node,
       notes: emu.notes
     }
