@@ -1,9 +1,685 @@
-/* Placeholder until this primitive lands: an empty exports object. */
+/* file-authority: Node-API glue over the C core (fa.h).
+ *
+ * An authority's native side is a handle: an empty object, napi_wrap'ped with an
+ * aos_fa__handle and type-tagged, that lib/file-authority.js keeps in a private
+ * field. Each operation has a sync entry point and an async one (napi_async_work);
+ * both call the same C function. The core reports a kind, an errno and a segment
+ * index; this file turns that into a raw error (aos_napi_raw_error) which the JS layer
+ * turns into a FileAuthorityError. No path or segment text ever enters a message.
+ *
+ * Descriptor lifetime: an async operation holds its handle (in_flight count and a
+ * strong reference) from queueing until completion. close marks the handle closed
+ * and releases the descriptor at once when nothing is in flight, otherwise the last
+ * completing operation releases it, so no operation can act on a reused number. A
+ * handle garbage-collected unclosed releases its descriptor in its finalizer (an
+ * in-flight operation's strong reference keeps it alive until then; at environment
+ * teardown, when finalizers run regardless, the last completion frees it).
+ *
+ * Per-environment state (resolver mode, openat2 availability, teardown flag) lives in
+ * an aos_fa__env passed as callback data; nothing mutable is static. */
 #include "file_authority/napi.h"
+
 #include "common/napi_util.h"
+#include "file_authority/fa.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The type tag of authority handles (constant; identifies this module's handles). */
+static const napi_type_tag aos_fa__handle_tag = {0x6167656e74254f53ull, 0x6661686e646c3031ull};
+
+typedef struct {
+  int refs;          /* 1 for the environment, plus one per queued operation */
+  bool tearing_down; /* set by the cleanup hook: no more calls into JavaScript */
+  bool openat2;      /* this kernel has openat2 with the needed resolve flags */
+  aos_fa_resolver resolver; /* for authorities opened from now on */
+} aos_fa__env;
+
+typedef struct {
+  aos_fa_root root;
+  int in_flight; /* queued async operations using root.fd */
+  bool closed;   /* close was called */
+  bool gone;     /* the JS object was finalized */
+  bool writable; /* a WriteAuthority's handle (only these may write) */
+} aos_fa__handle;
+
+static void aos_fa__env_unref(aos_fa__env *e) {
+  if (--e->refs == 0) free(e);
+}
+
+static void aos_fa__env_cleanup(void *arg) {
+  aos_fa__env *e = arg;
+  e->tearing_down = true;
+  aos_fa__env_unref(e);
+}
+
+/* Releases the descriptor once closed or dropped and nothing is in flight; frees the
+ * handle once its object is gone too. */
+static void aos_fa__handle_settle(aos_fa__handle *h) {
+  if (h->in_flight > 0) return;
+  if ((h->closed || h->gone) && h->root.fd >= 0) {
+    aos_fa_root_close(h->root.fd);
+    h->root.fd = -1;
+  }
+  if (h->gone) free(h);
+}
+
+static void aos_fa__handle_finalize(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  aos_fa__handle *h = data;
+  h->gone = true;
+  aos_fa__handle_settle(h);
+}
+
+/* ------------------------------------------------------------------ helpers */
+
+static const char *aos_fa__kind_name(aos_fa_kind k) {
+  switch (k) {
+    case AOS_FA_INVALID_PATH: return "INVALID_PATH";
+    case AOS_FA_INVALID_CONTENT: return "INVALID_CONTENT";
+    case AOS_FA_UNSAFE_ENTRY: return "UNSAFE_ENTRY";
+    case AOS_FA_OVER_BUDGET: return "OVER_BUDGET";
+    case AOS_FA_FILE_CHANGED: return "FILE_CHANGED";
+    case AOS_FA_ROOT_CHANGED: return "ROOT_CHANGED";
+    case AOS_FA_NOT_FOUND: /* callers turn it into undefined; a write never has it */
+    case AOS_FA_HOST_IO:
+    default: return "HOST_IO";
+  }
+}
+
+static napi_value aos_fa__status_error(napi_env env, const aos_fa_status *st) {
+  return aos_napi_raw_error(env, aos_fa__kind_name(st->kind), st->err, st->segment);
+}
+
+static napi_value aos_fa__kind_error(napi_env env, const char *kind) {
+  return aos_napi_raw_error(env, kind, 0, -1);
+}
+
+static napi_value aos_fa__throw(napi_env env, napi_value err) {
+  if (err != NULL) napi_throw(env, err);
+  return NULL;
+}
+
+static napi_value aos_fa__undefined(napi_env env) {
+  napi_value u = NULL;
+  AOS_CALL(env, napi_get_undefined(env, &u), NULL);
+  return u;
+}
+
+/* The handle wrapped in `value`, or NULL (no exception) when it is not one. */
+static aos_fa__handle *aos_fa__handle_of(napi_env env, napi_value value) {
+  napi_valuetype t;
+  if (napi_typeof(env, value, &t) != napi_ok || t != napi_object) return NULL;
+  bool tagged = false;
+  if (napi_check_object_type_tag(env, value, &aos_fa__handle_tag, &tagged) != napi_ok ||
+      !tagged) {
+    return NULL;
+  }
+  void *h = NULL;
+  if (napi_unwrap(env, value, &h) != napi_ok) return NULL;
+  return h;
+}
+
+/* An open handle argument; throws (and returns NULL) when it is not one or closed. */
+static aos_fa__handle *aos_fa__open_handle_arg(napi_env env, napi_value value) {
+  aos_fa__handle *h = aos_fa__handle_of(env, value);
+  if (h == NULL) {
+    aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
+    return NULL;
+  }
+  if (h->closed || h->root.fd < 0) {
+    aos_fa__throw(env, aos_fa__kind_error(env, "AUTHORITY_CLOSED"));
+    return NULL;
+  }
+  return h;
+}
+
+/* Segments: one allocation holding the pointer array and the NUL-terminated UTF-8
+ * strings. Throws INVALID_PATH for anything but an array of at most 255 strings. */
+typedef struct {
+  char **v;
+  size_t n;
+} aos_fa__segs;
+
+static bool aos_fa__get_segments(napi_env env, napi_value arr, aos_fa__segs *out) {
+  out->v = NULL;
+  out->n = 0;
+  bool is_array = false;
+  uint32_t n = 0;
+  AOS_CALL(env, napi_is_array(env, arr, &is_array), false);
+  if (is_array) AOS_CALL(env, napi_get_array_length(env, arr, &n), false);
+  if (!is_array || n > AOS_FA_MAX_SEGMENTS) {
+    aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
+    return false;
+  }
+  napi_value items[AOS_FA_MAX_SEGMENTS];
+  size_t lens[AOS_FA_MAX_SEGMENTS];
+  size_t total = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    napi_valuetype t;
+    AOS_CALL(env, napi_get_element(env, arr, i, &items[i]), false);
+    AOS_CALL(env, napi_typeof(env, items[i], &t), false);
+    if (t != napi_string) {
+      aos_fa__throw(env, aos_napi_raw_error(env, "INVALID_PATH", 0, (int)i));
+      return false;
+    }
+    AOS_CALL(env, napi_get_value_string_utf8(env, items[i], NULL, 0, &lens[i]), false);
+    if (lens[i] > AOS_FA_MAX_SEGMENT_BYTES) {
+      aos_fa__throw(env, aos_napi_raw_error(env, "INVALID_PATH", 0, (int)i));
+      return false;
+    }
+    total += lens[i] + 1;
+  }
+  char **v = malloc(sizeof(char *) * (n ? n : 1) + total + 1);
+  if (v == NULL) {
+    aos_fa__throw(env, aos_napi_raw_error(env, "HOST_IO", ENOMEM, -1));
+    return false;
+  }
+  char *p = (char *)(v + (n ? n : 1));
+  for (uint32_t i = 0; i < n; i++) {
+    size_t got = 0;
+    if (napi_get_value_string_utf8(env, items[i], p, lens[i] + 1, &got) != napi_ok) {
+      free(v);
+      aos_napi_throw_last(env);
+      return false;
+    }
+    v[i] = p;
+    p += lens[i] + 1;
+  }
+  out->v = v;
+  out->n = n;
+  return true;
+}
+
+static napi_value aos_fa__make_buffer(napi_env env, uint8_t *data, size_t len);
+static napi_value aos_fa__make_listing(napi_env env, aos_fa_listing *listing);
+
+static void aos_fa__free_data(napi_env env, void *data, void *hint) {
+  (void)env;
+  (void)hint;
+  free(data);
+}
+
+/* Hands `data` (malloc'ed, len bytes) to JavaScript as a plain Uint8Array, without a
+ * copy where the runtime allows external array buffers, with one otherwise. Frees
+ * `data` on every path (or gives it to the array buffer's finalizer). */
+static napi_value aos_fa__make_buffer(napi_env env, uint8_t *data, size_t len) {
+  napi_value ab = NULL, arr = NULL;
+  napi_status s = napi_generic_failure;
+  if (len > 0) {
+    s = napi_create_external_arraybuffer(env, data, len, aos_fa__free_data, NULL, &ab);
+    if (s == napi_ok) {
+      data = NULL; /* owned by the array buffer now */
+    } else if (s != napi_no_external_buffers_allowed) {
+      free(data);
+      aos_napi_throw_last(env);
+      return NULL;
+    }
+  }
+  if (data != NULL) {
+    void *dest = NULL;
+    s = napi_create_arraybuffer(env, len, &dest, &ab);
+    if (s == napi_ok && len > 0) memcpy(dest, data, len);
+    free(data);
+    AOS_CALL(env, s, NULL);
+  }
+  AOS_CALL(env, napi_create_typedarray(env, napi_uint8_array, len, ab, 0, &arr), NULL);
+  return arr;
+}
+
+/* [names[], kinds[], omitted] */
+static napi_value aos_fa__make_listing(napi_env env, aos_fa_listing *l) {
+  napi_value out, names, kinds, omitted;
+  napi_status s = napi_create_array_with_length(env, 3, &out);
+  if (s == napi_ok) s = napi_create_array_with_length(env, l->count, &names);
+  if (s == napi_ok) s = napi_create_array_with_length(env, l->count, &kinds);
+  for (size_t i = 0; s == napi_ok && i < l->count; i++) {
+    napi_value name, kind;
+    s = napi_create_string_utf8(env, l->entries[i].name, l->entries[i].len, &name);
+    if (s == napi_ok) s = napi_set_element(env, names, (uint32_t)i, name);
+    if (s == napi_ok) s = napi_create_uint32(env, (uint32_t)l->entries[i].kind, &kind);
+    if (s == napi_ok) s = napi_set_element(env, kinds, (uint32_t)i, kind);
+  }
+  if (s == napi_ok) s = napi_create_double(env, (double)l->omitted, &omitted);
+  if (s == napi_ok) s = napi_set_element(env, out, 0, names);
+  if (s == napi_ok) s = napi_set_element(env, out, 1, kinds);
+  if (s == napi_ok) s = napi_set_element(env, out, 2, omitted);
+  aos_fa_listing_free(l);
+  AOS_CALL(env, s, NULL);
+  return out;
+}
+
+/* A new handle object for a freshly opened root descriptor (closed on failure). */
+static napi_value aos_fa__new_handle(napi_env env, int fd, aos_fa_resolver resolver,
+                                     bool writable) {
+  aos_fa__handle *h = calloc(1, sizeof *h);
+  if (h == NULL) {
+    aos_fa_root_close(fd);
+    return aos_fa__throw(env, aos_napi_raw_error(env, "HOST_IO", ENOMEM, -1));
+  }
+  h->root.fd = fd;
+  h->root.resolver = resolver;
+  h->writable = writable;
+  napi_value obj;
+  if (napi_create_object(env, &obj) != napi_ok ||
+      napi_type_tag_object(env, obj, &aos_fa__handle_tag) != napi_ok) {
+    aos_fa_root_close(fd);
+    free(h);
+    aos_napi_throw_last(env);
+    return NULL;
+  }
+  if (napi_wrap(env, obj, h, aos_fa__handle_finalize, NULL, NULL) != napi_ok) {
+    aos_fa_root_close(fd);
+    free(h);
+    aos_napi_throw_last(env);
+    return NULL;
+  }
+  return obj;
+}
+
+/* ---------------------------------------------------------------- operations */
+
+typedef enum { AOS_FA__OP_OPEN, AOS_FA__OP_READ, AOS_FA__OP_LIST, AOS_FA__OP_WRITE } aos_fa__op_kind;
+
+typedef struct {
+  aos_fa__op_kind kind;
+  /* inputs */
+  aos_fa__handle *h;       /* READ/LIST/WRITE: the authority; OPEN: sameRootAs or NULL */
+  char *path;              /* OPEN */
+  aos_fa_resolver resolver; /* OPEN */
+  bool writable;            /* OPEN */
+  aos_fa__segs segs;
+  uint64_t max_bytes;
+  const uint8_t *bytes;
+  size_t nbytes;
+  bool create_parents;
+  /* outputs */
+  int rc;
+  aos_fa_status st;
+  int fd;
+  uint8_t *data;
+  size_t len;
+  aos_fa_listing listing;
+  /* async only */
+  aos_fa__env *envst;
+  napi_async_work work;
+  napi_deferred deferred;
+  napi_ref handle_ref; /* keeps the authority's handle object alive while queued */
+  napi_ref bytes_ref;  /* keeps the bytes to write alive while queued */
+} aos_fa__op;
+
+static void aos_fa__op_run(aos_fa__op *op) {
+  switch (op->kind) {
+    case AOS_FA__OP_OPEN: {
+      op->fd = -1;
+      op->rc = aos_fa_root_open(op->path, &op->fd, &op->st);
+      if (op->rc != 0 || op->h == NULL) return;
+      /* sameRootAs: the retained root must still exist and be this very directory. */
+      bool same = false;
+      op->rc = aos_fa_root_check(op->h->root.fd, &op->st);
+      if (op->rc == 0) op->rc = aos_fa_root_same(op->h->root.fd, op->fd, &same, &op->st);
+      if (op->rc == 0 && !same) op->rc = aos_fa_fail(&op->st, AOS_FA_ROOT_CHANGED, 0, -1);
+      if (op->rc != 0) {
+        aos_fa_root_close(op->fd);
+        op->fd = -1;
+      }
+      return;
+    }
+    case AOS_FA__OP_READ:
+      op->rc = aos_fa_read(&op->h->root, (const char *const *)op->segs.v, op->segs.n,
+                           op->max_bytes, &op->data, &op->len, &op->st);
+      return;
+    case AOS_FA__OP_LIST:
+      op->rc = aos_fa_list(&op->h->root, (const char *const *)op->segs.v, op->segs.n,
+                           &op->listing, &op->st);
+      return;
+    case AOS_FA__OP_WRITE:
+      op->rc = aos_fa_write(&op->h->root, (const char *const *)op->segs.v, op->segs.n,
+                            op->bytes, op->nbytes, op->create_parents, &op->st);
+      return;
+  }
+}
+
+/* The operation's JS result: a value, or NULL with *err set to the error to throw or
+ * reject with (or NULL with an exception pending when Node-API itself failed). */
+static napi_value aos_fa__op_result(napi_env env, aos_fa__op *op, napi_value *err) {
+  *err = NULL;
+  if (op->rc != 0) {
+    if (op->st.kind == AOS_FA_NOT_FOUND &&
+        (op->kind == AOS_FA__OP_READ || op->kind == AOS_FA__OP_LIST)) {
+      return aos_fa__undefined(env);
+    }
+    *err = aos_fa__status_error(env, &op->st);
+    return NULL;
+  }
+  switch (op->kind) {
+    case AOS_FA__OP_OPEN: {
+      int fd = op->fd;
+      op->fd = -1;
+      return aos_fa__new_handle(env, fd, op->resolver, op->writable);
+    }
+    case AOS_FA__OP_READ: {
+      uint8_t *data = op->data;
+      op->data = NULL;
+      return aos_fa__make_buffer(env, data, op->len);
+    }
+    case AOS_FA__OP_LIST: return aos_fa__make_listing(env, &op->listing);
+    case AOS_FA__OP_WRITE: return aos_fa__undefined(env);
+  }
+  return NULL;
+}
+
+static void aos_fa__op_free(aos_fa__op *op) {
+  free(op->path);
+  free(op->segs.v);
+  free(op->data);
+  aos_fa_listing_free(&op->listing);
+  if (op->fd >= 0) aos_fa_root_close(op->fd);
+  free(op);
+}
+
+static aos_fa__op *aos_fa__op_new(napi_env env, aos_fa__op_kind kind) {
+  aos_fa__op *op = calloc(1, sizeof *op);
+  if (op == NULL) {
+    aos_fa__throw(env, aos_napi_raw_error(env, "HOST_IO", ENOMEM, -1));
+    return NULL;
+  }
+  op->kind = kind;
+  op->fd = -1;
+  aos_fa_status_ok(&op->st);
+  return op;
+}
+
+/* Runs `op` now (sync entry points) and returns its result or throws. Frees op. */
+static napi_value aos_fa__run_sync(napi_env env, aos_fa__op *op) {
+  aos_fa__op_run(op);
+  napi_value err = NULL;
+  napi_value result = aos_fa__op_result(env, op, &err);
+  aos_fa__op_free(op);
+  if (result == NULL && err != NULL) return aos_fa__throw(env, err);
+  return result;
+}
+
+static void aos_fa__execute(napi_env env, void *data) {
+  (void)env;
+  aos_fa__op_run(data);
+}
+
+/* The one completion for every async operation. */
+static void aos_fa__complete(napi_env env, napi_status status, void *data) {
+  aos_fa__op *op = data;
+  aos_fa__env *envst = op->envst;
+  if (op->h != NULL) {
+    op->h->in_flight--;
+    aos_fa__handle_settle(op->h);
+    op->h = NULL;
+  }
+  if (!envst->tearing_down) {
+    napi_value err = NULL;
+    napi_value result = NULL;
+    if (status == napi_ok) {
+      result = aos_fa__op_result(env, op, &err);
+    } else {
+      err = aos_napi_raw_error(env, "HOST_IO", ECANCELED, -1);
+    }
+    if (result == NULL && err == NULL) {
+      /* Node-API itself failed: reject with the pending exception. */
+      napi_get_and_clear_last_exception(env, &err);
+      if (err == NULL) err = aos_napi_raw_error(env, "HOST_IO", EIO, -1);
+    }
+    if (result != NULL) {
+      napi_resolve_deferred(env, op->deferred, result);
+    } else if (err != NULL) {
+      napi_reject_deferred(env, op->deferred, err);
+    }
+    if (op->handle_ref != NULL) napi_delete_reference(env, op->handle_ref);
+    if (op->bytes_ref != NULL) napi_delete_reference(env, op->bytes_ref);
+    napi_delete_async_work(env, op->work);
+  }
+  aos_fa__op_free(op);
+  aos_fa__env_unref(envst);
+}
+
+/* Queues `op` (which holds `handle_obj`'s handle, if any) and returns its promise.
+ * On failure, frees op and returns NULL with an exception pending. */
+static napi_value aos_fa__queue(napi_env env, aos_fa__env *envst, aos_fa__op *op,
+                                napi_value handle_obj, napi_value bytes_obj) {
+  napi_value promise, name;
+  napi_status s = napi_create_promise(env, &op->deferred, &promise);
+  if (s == napi_ok) s = napi_create_string_utf8(env, "agent-os:file-authority", NAPI_AUTO_LENGTH, &name);
+  if (s == napi_ok && handle_obj != NULL) s = napi_create_reference(env, handle_obj, 1, &op->handle_ref);
+  if (s == napi_ok && bytes_obj != NULL) s = napi_create_reference(env, bytes_obj, 1, &op->bytes_ref);
+  if (s == napi_ok) {
+    s = napi_create_async_work(env, NULL, name, aos_fa__execute, aos_fa__complete, op, &op->work);
+  }
+  if (s == napi_ok) s = napi_queue_async_work(env, op->work);
+  if (s != napi_ok) {
+    aos_napi_throw_last(env);
+    if (op->work != NULL) napi_delete_async_work(env, op->work);
+    if (op->handle_ref != NULL) napi_delete_reference(env, op->handle_ref);
+    if (op->bytes_ref != NULL) napi_delete_reference(env, op->bytes_ref);
+    /* The deferred, if created, is dropped with its promise, never settled. */
+    aos_fa__op_free(op);
+    return NULL;
+  }
+  if (op->h != NULL) op->h->in_flight++;
+  op->envst = envst;
+  envst->refs++;
+  return promise;
+}
+
+/* ------------------------------------------------------------- entry points */
+
+#define AOS_FA__ARGS(n)                                                              \
+  size_t argc = (n);                                                                 \
+  napi_value argv[(n) > 0 ? (n) : 1];                                                \
+  void *cbdata = NULL;                                                               \
+  AOS_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, &cbdata), NULL);      \
+  aos_fa__env *envst = cbdata;                                                       \
+  (void)envst;                                                                       \
+  if (argc < (n)) return aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"))
+
+/* open(root: string, sameRootAs: handle | undefined, writable: boolean, async: boolean) */
+static napi_value aos_fa__open(napi_env env, napi_callback_info info) {
+  AOS_FA__ARGS(4);
+  bool writable = false, async = false;
+  AOS_CALL(env, napi_get_value_bool(env, argv[2], &writable), NULL);
+  AOS_CALL(env, napi_get_value_bool(env, argv[3], &async), NULL);
+  napi_valuetype t;
+  AOS_CALL(env, napi_typeof(env, argv[1], &t), NULL);
+  aos_fa__handle *same = NULL;
+  if (t != napi_undefined) {
+    same = aos_fa__open_handle_arg(env, argv[1]);
+    if (same == NULL) return NULL;
+  }
+  size_t len = 0;
+  char *path = aos_napi_get_utf8(env, argv[0], &len);
+  if (path == NULL) return NULL;
+#ifdef _WIN32
+  bool absolute = len >= 3 || (len >= 2 && (path[0] == '\\' || path[0] == '/'));
+#else
+  bool absolute = len >= 1 && path[0] == '/';
+#endif
+  /* The JS layer checks the form of the path; this only refuses what no OS call may get. */
+  if (len == 0 || strlen(path) != len || !absolute) {
+    free(path);
+    return aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
+  }
+  aos_fa__op *op = aos_fa__op_new(env, AOS_FA__OP_OPEN);
+  if (op == NULL) {
+    free(path);
+    return NULL;
+  }
+  op->path = path;
+  op->h = same;
+  op->writable = writable;
+  op->resolver = envst->openat2 ? envst->resolver : AOS_FA_RESOLVE_PORTABLE;
+  if (!async) return aos_fa__run_sync(env, op);
+  return aos_fa__queue(env, envst, op, same != NULL ? argv[1] : NULL, NULL);
+}
+
+/* read(handle, segments, maxBytes: number, async: boolean) */
+static napi_value aos_fa__read(napi_env env, napi_callback_info info) {
+  AOS_FA__ARGS(4);
+  aos_fa__handle *h = aos_fa__open_handle_arg(env, argv[0]);
+  if (h == NULL) return NULL;
+  int64_t max = -1;
+  bool async = false;
+  AOS_CALL(env, napi_get_value_int64(env, argv[2], &max), NULL);
+  AOS_CALL(env, napi_get_value_bool(env, argv[3], &async), NULL);
+  if (max < 0) return aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
+  aos_fa__op *op = aos_fa__op_new(env, AOS_FA__OP_READ);
+  if (op == NULL) return NULL;
+  if (!aos_fa__get_segments(env, argv[1], &op->segs)) {
+    aos_fa__op_free(op);
+    return NULL;
+  }
+  op->h = h;
+  op->max_bytes = (uint64_t)max;
+  if (!async) return aos_fa__run_sync(env, op);
+  return aos_fa__queue(env, envst, op, argv[0], NULL);
+}
+
+/* list(handle, segments, async: boolean) */
+static napi_value aos_fa__list(napi_env env, napi_callback_info info) {
+  AOS_FA__ARGS(3);
+  aos_fa__handle *h = aos_fa__open_handle_arg(env, argv[0]);
+  if (h == NULL) return NULL;
+  bool async = false;
+  AOS_CALL(env, napi_get_value_bool(env, argv[2], &async), NULL);
+  aos_fa__op *op = aos_fa__op_new(env, AOS_FA__OP_LIST);
+  if (op == NULL) return NULL;
+  if (!aos_fa__get_segments(env, argv[1], &op->segs)) {
+    aos_fa__op_free(op);
+    return NULL;
+  }
+  op->h = h;
+  if (!async) return aos_fa__run_sync(env, op);
+  return aos_fa__queue(env, envst, op, argv[0], NULL);
+}
+
+/* write(handle, segments, bytes: Uint8Array, createParents: boolean, async: boolean) */
+static napi_value aos_fa__write(napi_env env, napi_callback_info info) {
+  AOS_FA__ARGS(5);
+  aos_fa__handle *h = aos_fa__open_handle_arg(env, argv[0]);
+  if (h == NULL) return NULL;
+  if (!h->writable) return aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
+  bool is_typed = false, create = false, async = false;
+  AOS_CALL(env, napi_is_typedarray(env, argv[2], &is_typed), NULL);
+  if (!is_typed) return aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
+  napi_typedarray_type tt;
+  size_t n = 0, offset = 0;
+  void *bytes = NULL;
+  napi_value ab;
+  AOS_CALL(env, napi_get_typedarray_info(env, argv[2], &tt, &n, &bytes, &ab, &offset), NULL);
+  if (tt != napi_uint8_array) return aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
+  AOS_CALL(env, napi_get_value_bool(env, argv[3], &create), NULL);
+  AOS_CALL(env, napi_get_value_bool(env, argv[4], &async), NULL);
+  aos_fa__op *op = aos_fa__op_new(env, AOS_FA__OP_WRITE);
+  if (op == NULL) return NULL;
+  if (!aos_fa__get_segments(env, argv[1], &op->segs)) {
+    aos_fa__op_free(op);
+    return NULL;
+  }
+  op->h = h;
+  op->bytes = bytes;
+  op->nbytes = n;
+  op->create_parents = create;
+  if (!async) return aos_fa__run_sync(env, op);
+  return aos_fa__queue(env, envst, op, argv[0], argv[2]);
+}
+
+/* close(handle): idempotent; the descriptor goes now, or after the last in-flight
+ * operation. Not a handle: INVALID_PATH. */
+static napi_value aos_fa__close(napi_env env, napi_callback_info info) {
+  AOS_FA__ARGS(1);
+  aos_fa__handle *h = aos_fa__handle_of(env, argv[0]);
+  if (h == NULL) return aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
+  h->closed = true;
+  aos_fa__handle_settle(h);
+  return aos_fa__undefined(env);
+}
+
+/* sameRoot(a, b): whether both open handles retain the same directory object. */
+static napi_value aos_fa__same_root(napi_env env, napi_callback_info info) {
+  AOS_FA__ARGS(2);
+  aos_fa__handle *a = aos_fa__open_handle_arg(env, argv[0]);
+  if (a == NULL) return NULL;
+  aos_fa__handle *b = aos_fa__open_handle_arg(env, argv[1]);
+  if (b == NULL) return NULL;
+  bool same = false;
+  aos_fa_status st;
+  if (aos_fa_root_same(a->root.fd, b->root.fd, &same, &st) != 0) {
+    return aos_fa__throw(env, aos_fa__status_error(env, &st));
+  }
+  napi_value out;
+  AOS_CALL(env, napi_get_boolean(env, same, &out), NULL);
+  return out;
+}
+
+/* Test hook (not public API): resolver(mode?) sets the resolver of authorities
+ * opened from now on in this environment ('openat2' or 'portable') and returns the
+ * one they will use ('portable' when the kernel lacks openat2). */
+static napi_value aos_fa__resolver(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  void *cbdata = NULL;
+  AOS_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, &cbdata), NULL);
+  aos_fa__env *envst = cbdata;
+  if (argc >= 1) {
+    napi_valuetype t;
+    AOS_CALL(env, napi_typeof(env, argv[0], &t), NULL);
+    if (t == napi_string) {
+      char mode[16];
+      size_t n = 0;
+      AOS_CALL(env, napi_get_value_string_utf8(env, argv[0], mode, sizeof mode, &n), NULL);
+      if (strcmp(mode, "portable") == 0) {
+        envst->resolver = AOS_FA_RESOLVE_PORTABLE;
+      } else if (strcmp(mode, "openat2") == 0) {
+        envst->resolver = AOS_FA_RESOLVE_OPENAT2;
+      } else {
+        return aos_napi_throw_type(env, "ERR_INVALID_ARG_VALUE", "unknown resolver");
+      }
+    }
+  }
+  const char *now =
+      envst->openat2 && envst->resolver == AOS_FA_RESOLVE_OPENAT2 ? "openat2" : "portable";
+  napi_value out;
+  AOS_CALL(env, napi_create_string_utf8(env, now, NAPI_AUTO_LENGTH, &out), NULL);
+  return out;
+}
 
 napi_value aos_fa_napi_init(napi_env env) {
+  aos_fa__env *envst = calloc(1, sizeof *envst);
+  if (envst == NULL) {
+    napi_throw_error(env, "ERR_AGENT_OS_NOMEM", "out of memory");
+    return NULL;
+  }
+  envst->refs = 1;
+  envst->openat2 = aos_fa_openat2_available();
+  envst->resolver = AOS_FA_RESOLVE_OPENAT2;
+  if (napi_add_env_cleanup_hook(env, aos_fa__env_cleanup, envst) != napi_ok) {
+    free(envst);
+    aos_napi_throw_last(env);
+    return NULL;
+  }
   napi_value exports;
   AOS_CALL(env, napi_create_object(env, &exports), NULL);
+  static const struct {
+    const char *name;
+    napi_callback cb;
+  } fns[] = {
+      {"open", aos_fa__open},   {"read", aos_fa__read},         {"list", aos_fa__list},
+      {"write", aos_fa__write}, {"close", aos_fa__close},       {"sameRoot", aos_fa__same_root},
+  };
+  for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+    if (!aos_napi_set_function(env, exports, fns[i].name, fns[i].cb, envst)) return NULL;
+  }
+  /* The resolver switch: non-enumerable, for the project's tests only. */
+  napi_property_descriptor hook = {"resolver", NULL, aos_fa__resolver, NULL, NULL, NULL,
+                                   napi_default, envst};
+  AOS_CALL(env, napi_define_properties(env, exports, 1, &hook), NULL);
   return exports;
 }

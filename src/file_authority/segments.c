@@ -1,2 +1,86 @@
-/* Placeholder until this primitive lands. */
-typedef int aos_placeholder_segments;
+/* file-authority: status helpers and the argument rules, checked again in C whatever
+ * the JavaScript layer did (defense in depth; also the entry point of a future fuzz
+ * target). Shared by every platform's core. */
+#include "file_authority/fa.h"
+
+#include <errno.h>
+#include <string.h>
+
+void aos_fa_status_ok(aos_fa_status *st) {
+  st->kind = AOS_FA_OK;
+  st->err = 0;
+  st->segment = -1;
+}
+
+int aos_fa_fail(aos_fa_status *st, aos_fa_kind kind, int err, int segment) {
+  st->kind = kind;
+  st->err = err;
+  st->segment = segment;
+  if (err != 0) return -err;
+  switch (kind) {
+    case AOS_FA_NOT_FOUND: return -ENOENT;
+    case AOS_FA_INVALID_PATH: return -EINVAL;
+    case AOS_FA_INVALID_CONTENT: return -EILSEQ;
+    case AOS_FA_UNSAFE_ENTRY: return -ELOOP;
+    case AOS_FA_OVER_BUDGET: return -EFBIG;
+#ifdef ESTALE
+    case AOS_FA_FILE_CHANGED: return -ESTALE;
+    case AOS_FA_ROOT_CHANGED: return -ESTALE;
+#endif
+    default: return -EIO;
+  }
+}
+
+bool aos_fa_utf8_valid(const uint8_t *s, size_t len) {
+  size_t i = 0;
+  while (i < len) {
+    uint8_t c = s[i];
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    size_t need;
+    uint32_t cp;
+    uint32_t min;
+    if (c >= 0xC2 && c <= 0xDF) {
+      need = 1, cp = c & 0x1Fu, min = 0x80;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      need = 2, cp = c & 0x0Fu, min = 0x800;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      need = 3, cp = c & 0x07u, min = 0x10000;
+    } else {
+      return false; /* continuation byte, C0/C1 overlong lead, or F5..FF */
+    }
+    if (len - i - 1 < need) return false;
+    for (size_t k = 1; k <= need; k++) {
+      uint8_t cc = s[i + k];
+      if ((cc & 0xC0u) != 0x80u) return false;
+      cp = (cp << 6) | (cc & 0x3Fu);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += need + 1;
+  }
+  return true;
+}
+
+static bool aos_fa__segment_ok(const char *seg) {
+  if (seg == NULL) return false;
+  size_t len = strnlen(seg, AOS_FA_MAX_SEGMENT_BYTES + 1);
+  if (len == 0 || len > AOS_FA_MAX_SEGMENT_BYTES) return false;
+  if (strcmp(seg, ".") == 0 || strcmp(seg, "..") == 0) return false;
+  if (memchr(seg, '/', len) != NULL || memchr(seg, '\\', len) != NULL) return false;
+  return aos_fa_utf8_valid((const uint8_t *)seg, len);
+}
+
+int aos_fa_segments_check(const char *const *segs, size_t count, aos_fa_status *st) {
+  if (count > AOS_FA_MAX_SEGMENTS || (count > 0 && segs == NULL)) {
+    return aos_fa_fail(st, AOS_FA_INVALID_PATH, 0, -1);
+  }
+  for (size_t i = 0; i < count; i++) {
+    if (!aos_fa__segment_ok(segs[i])) {
+      return aos_fa_fail(st, AOS_FA_INVALID_PATH, 0, (int)i);
+    }
+  }
+  aos_fa_status_ok(st);
+  return 0;
+}

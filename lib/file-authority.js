@@ -1,0 +1,325 @@
+'use strict'
+// @scope/agent-os/file-authority: rooted file access that a path swap cannot redirect.
+//
+// A thin layer over the native part (src/file_authority/): it checks arguments with the
+// rules shared with file-authority/testing, keeps each authority's native handle in a
+// private field, and turns the native side's raw failures (kind, errno name, segment
+// index) into FileAuthorityError. When the binding cannot load, every call fails with
+// UNSUPPORTED_BACKEND; there is no pathname fallback.
+//
+// Every operation checks, in this order: the receiver, the arguments, the closed
+// state; then it runs. The async forms report every failure as a rejection.
+
+const { inspect } = require('node:util')
+const binding = require('./binding.js')
+const {
+  FileAuthorityError,
+  fail,
+  unsupported,
+  checkSegments,
+  checkMaxBytes,
+  checkWriteOptions,
+  encodeText,
+  readOption
+} = require('./internal/file-authority-common.js')
+
+const native = binding.part('fileAuthority')
+// The project's tests run the whole suite with the portable resolver too; not public.
+if (native !== undefined && process.env.AGENT_OS_FA_RESOLVER === 'portable') {
+  native.resolver('portable')
+}
+
+const KINDS = Object.freeze(['file', 'directory', 'symlink', 'other'])
+const kConstruct = Symbol('FileAuthority')
+
+/** A native raw failure (or anything unexpected) as the typed error of `operation`. */
+function toError (err, operation) {
+  if (err instanceof FileAuthorityError) return err
+  if (err !== null && typeof err === 'object' && typeof err.aosKind === 'string') {
+    try {
+      return fail(err.aosKind, operation, err.segmentIndex, err.hostCode)
+    } catch {
+      return fail('HOST_IO', operation)
+    }
+  }
+  // A Node-API failure or an engine error (out of memory): never its text.
+  return fail('HOST_IO', operation)
+}
+
+function requireNative (operation) {
+  if (native === undefined) throw unsupported(operation, binding.loadFailure())
+  return native
+}
+
+let stateOf // (authority) => state | undefined, defined inside the class body
+
+class Authority {
+  // { handle, writable, closed, inFlight: Set<Promise> }; unreachable from outside
+  // this module.
+  #state
+
+  constructor (token, handle, writable) {
+    if (token !== kConstruct) throw new TypeError('Illegal constructor')
+    this.#state = { handle, writable, closed: false, inFlight: new Set() }
+  }
+
+  static {
+    stateOf = (a) => (a !== null && typeof a === 'object' && #state in a ? a.#state : undefined)
+  }
+
+  get closed () {
+    const state = stateOf(this)
+    if (state === undefined) throw fail('INVALID_PATH', 'closed')
+    return state.closed
+  }
+
+  sharesRootWith (other) {
+    const operation = 'sharesRootWith'
+    const mine = receiver(this, operation)
+    const theirs = stateOf(other)
+    if (theirs === undefined) throw fail('INVALID_PATH', operation)
+    live(mine, operation)
+    live(theirs, operation)
+    try {
+      return requireNative(operation).sameRoot(mine.handle, theirs.handle)
+    } catch (err) {
+      throw toError(err, operation)
+    }
+  }
+
+  closeSync () {
+    closeNow(receiver(this, 'close'))
+  }
+
+  close () {
+    return closeAsync(this)
+  }
+
+  [Symbol.dispose] () {
+    closeNow(receiver(this, 'close'))
+  }
+
+  [Symbol.asyncDispose] () {
+    return closeAsync(this)
+  }
+
+  [inspect.custom] (depth, options) {
+    const state = stateOf(this)
+    const name = this.constructor.name
+    if (state === undefined) return name
+    const closed = String(state.closed)
+    const shown = options && typeof options.stylize === 'function' ? options.stylize(closed, 'boolean') : closed
+    return `${name} { closed: ${shown} }`
+  }
+}
+
+/** The state of `self`, which must be an authority (of the given kind, if any). */
+function receiver (self, operation, writable) {
+  const state = stateOf(self)
+  if (state === undefined) throw fail('INVALID_PATH', operation)
+  if (writable !== undefined && state.writable !== writable) throw fail('INVALID_PATH', operation)
+  return state
+}
+
+function live (state, operation) {
+  if (state.closed) throw fail('AUTHORITY_CLOSED', operation)
+  return state.handle
+}
+
+/** close(): resolves once the operations that were in flight have finished (the
+ * descriptor is released by the last of them). */
+function closeAsync (self) {
+  let state
+  try {
+    state = receiver(self, 'close')
+    closeNow(state)
+  } catch (err) {
+    return Promise.reject(err)
+  }
+  return Promise.allSettled([...state.inFlight]).then(() => undefined)
+}
+
+function closeNow (state) {
+  if (state.closed) return
+  state.closed = true
+  try {
+    requireNative('close').close(state.handle)
+  } catch (err) {
+    throw toError(err, 'close')
+  }
+}
+
+/** Runs a sync operation: `fn(handle)` after the checks, errors typed. */
+function runSync (state, operation, fn) {
+  const handle = live(state, operation)
+  try {
+    return fn(requireNative(operation), handle)
+  } catch (err) {
+    throw toError(err, operation)
+  }
+}
+
+/** Starts an async operation and tracks it until it settles (close waits for it). */
+function runAsync (state, operation, fn) {
+  const handle = live(state, operation)
+  const started = fn(requireNative(operation), handle)
+  const tracked = started.then(undefined, (err) => { throw toError(err, operation) })
+  state.inFlight.add(tracked)
+  const done = () => { state.inFlight.delete(tracked) }
+  tracked.then(done, done)
+  return tracked
+}
+
+/** Any failure of `body` (argument checks included) as a rejection. */
+function promised (operation, body) {
+  try {
+    return body()
+  } catch (err) {
+    return Promise.reject(toError(err, operation))
+  }
+}
+
+function toListing (raw) {
+  const [names, kinds, omitted] = raw
+  const entries = names.map((name, i) => Object.freeze({ name, kind: KINDS[kinds[i]] }))
+  // Code-unit order, as JavaScript compares strings (not UTF-8 byte order).
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  Object.defineProperty(entries, 'omitted', { value: omitted, enumerable: false, writable: false, configurable: false })
+  return entries
+}
+
+class ReadAuthority extends Authority {
+  readBytes (segments, options) {
+    const operation = 'readBytes'
+    return promised(operation, () => {
+      const state = receiver(this, operation, false)
+      const segs = checkSegments(segments, operation)
+      const maxBytes = checkMaxBytes(options, operation)
+      return runAsync(state, operation, (n, h) => n.read(h, segs, maxBytes, true))
+    })
+  }
+
+  readBytesSync (segments, options) {
+    const operation = 'readBytes'
+    const state = receiver(this, operation, false)
+    const segs = checkSegments(segments, operation)
+    const maxBytes = checkMaxBytes(options, operation)
+    return runSync(state, operation, (n, h) => n.read(h, segs, maxBytes, false))
+  }
+
+  list (segments) {
+    const operation = 'list'
+    return promised(operation, () => {
+      const state = receiver(this, operation, false)
+      const segs = checkSegments(segments, operation)
+      return runAsync(state, operation, (n, h) => n.list(h, segs, true))
+        .then((raw) => (raw === undefined ? undefined : toListing(raw)))
+    })
+  }
+
+  listSync (segments) {
+    const operation = 'list'
+    const state = receiver(this, operation, false)
+    const segs = checkSegments(segments, operation)
+    const raw = runSync(state, operation, (n, h) => n.list(h, segs, false))
+    return raw === undefined ? undefined : toListing(raw)
+  }
+}
+
+class WriteAuthority extends Authority {
+  writeText (segments, text, options) {
+    const operation = 'writeText'
+    return promised(operation, () => {
+      const state = receiver(this, operation, true)
+      const segs = checkSegments(segments, operation)
+      const bytes = encodeText(text, operation)
+      const createParents = checkWriteOptions(options, operation)
+      return runAsync(state, operation, (n, h) => n.write(h, segs, bytes, createParents, true))
+        .then(() => undefined)
+    })
+  }
+
+  writeTextSync (segments, text, options) {
+    const operation = 'writeText'
+    const state = receiver(this, operation, true)
+    const segs = checkSegments(segments, operation)
+    const bytes = encodeText(text, operation)
+    const createParents = checkWriteOptions(options, operation)
+    runSync(state, operation, (n, h) => n.write(h, segs, bytes, createParents, false))
+  }
+}
+
+/** `root`: an absolute path, a well-formed string without NUL. */
+function checkRoot (root, operation) {
+  if (typeof root !== 'string' || root.length === 0 || root.includes('\0') || !root.isWellFormed()) {
+    throw fail('INVALID_PATH', operation)
+  }
+  // Absolute: '/...' on POSIX; a drive ('C:\\...') or UNC ('\\\\server\\share') path on Windows.
+  const absolute = process.platform === 'win32' ? /^(?:[A-Za-z]:[\\/]|[\\/]{2}[^\\/])/.test(root) : root.startsWith('/')
+  if (!absolute) throw fail('INVALID_PATH', operation)
+  return root
+}
+
+/** `{ sameRootAs?: FileAuthority }`: the state of that authority, or undefined. */
+function checkOpenOptions (options, operation) {
+  const same = readOption(options, 'sameRootAs', operation)
+  if (same === undefined) return undefined
+  const state = stateOf(same)
+  if (state === undefined) throw fail('INVALID_PATH', operation)
+  return state
+}
+
+function openSync (operation, Class, root, options) {
+  const path = checkRoot(root, operation)
+  const same = checkOpenOptions(options, operation)
+  const n = requireNative(operation)
+  if (same !== undefined) live(same, operation)
+  let handle
+  try {
+    handle = n.open(path, same === undefined ? undefined : same.handle, Class === WriteAuthority, false)
+  } catch (err) {
+    throw toError(err, operation)
+  }
+  return new Class(kConstruct, handle, Class === WriteAuthority)
+}
+
+function openAsync (operation, Class, root, options) {
+  return promised(operation, () => {
+    const path = checkRoot(root, operation)
+    const same = checkOpenOptions(options, operation)
+    const n = requireNative(operation)
+    const writable = Class === WriteAuthority
+    if (same === undefined) {
+      return n.open(path, undefined, writable, true).then(
+        (handle) => new Class(kConstruct, handle, writable),
+        (err) => { throw toError(err, operation) })
+    }
+    // Held like any operation on `same`: its descriptor stays open until this settles.
+    return runAsync(same, operation, (nat, h) => nat.open(path, h, writable, true))
+      .then((handle) => new Class(kConstruct, handle, writable))
+  })
+}
+
+function openReadAuthority (root, options) {
+  return openAsync('openReadAuthority', ReadAuthority, root, options)
+}
+
+function openReadAuthoritySync (root, options) {
+  return openSync('openReadAuthority', ReadAuthority, root, options)
+}
+
+function openWriteAuthority (root, options) {
+  return openAsync('openWriteAuthority', WriteAuthority, root, options)
+}
+
+function openWriteAuthoritySync (root, options) {
+  return openSync('openWriteAuthority', WriteAuthority, root, options)
+}
+
+module.exports = {
+  openReadAuthority,
+  openReadAuthoritySync,
+  openWriteAuthority,
+  openWriteAuthoritySync,
+  FileAuthorityError
+}

@@ -1,0 +1,150 @@
+/* file-authority: the C core. Rooted file access through a retained directory
+ * descriptor, resolving every path component by component beneath it without
+ * following links. Knows nothing of Node-API.
+ *
+ * Every aos_fa_* function that can fail returns 0 or a negative errno and fills an
+ * aos_fa_status with the outcome's kind, the host errno to report (0: none) and the
+ * index of the segment where it was met (-1: none). The caller composes messages;
+ * nothing here ever prints or returns a path or a segment's text. */
+#ifndef AOS_FILE_AUTHORITY_FA_H
+#define AOS_FILE_AUTHORITY_FA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define AOS_FA_MAX_SEGMENTS 255
+#define AOS_FA_MAX_SEGMENT_BYTES 255
+
+typedef enum {
+  AOS_FA_OK = 0,
+  AOS_FA_NOT_FOUND,       /* the entry or one of its parents does not exist */
+  AOS_FA_INVALID_PATH,    /* a segment list the core refuses (defense in depth) */
+  AOS_FA_INVALID_CONTENT, /* bytes to write that are not valid UTF-8 */
+  AOS_FA_UNSAFE_ENTRY,    /* a link, a non-directory parent, a non-regular final entry */
+  AOS_FA_OVER_BUDGET,     /* more bytes than the budget allows */
+  AOS_FA_FILE_CHANGED,    /* changed while read, or the committed name was replaced */
+  AOS_FA_ROOT_CHANGED,    /* the retained root was removed, or is not the expected one */
+  AOS_FA_HOST_IO          /* any other host failure; err says which */
+} aos_fa_kind;
+
+typedef struct {
+  aos_fa_kind kind;
+  int err;     /* positive errno to report as the host code, or 0 */
+  int segment; /* segment index, or -1 */
+} aos_fa_status;
+
+/* Which host features an authority uses. */
+typedef enum {
+  /* Linux: openat2 (5.6+) resolves a path's directories in one RESOLVE_BENEATH |
+   * RESOLVE_NO_SYMLINKS call; writes stage content in an O_TMPFILE file (3.11+). */
+  AOS_FA_RESOLVE_OPENAT2 = 0,
+  /* POSIX.1-2008 only: openat(O_NOFOLLOW|O_DIRECTORY) one component at a time; writes
+   * stage content in a file created O_EXCL under a random name. */
+  AOS_FA_RESOLVE_PORTABLE = 1
+} aos_fa_resolver;
+
+/* A retained root: the directory descriptor and the resolver its operations use. */
+typedef struct {
+  int fd;
+  aos_fa_resolver resolver;
+} aos_fa_root;
+
+/* ---- segments.c: status helpers and argument rules (every platform). */
+
+void aos_fa_status_ok(aos_fa_status *st);
+/* Fills *st and returns -err, or a representative -errno for the kind when err is 0. */
+int aos_fa_fail(aos_fa_status *st, aos_fa_kind kind, int err, int segment);
+
+/* True when `s[0..len)` is well-formed UTF-8 (no overlong forms, no surrogates, no
+ * code point above U+10FFFF). */
+bool aos_fa_utf8_valid(const uint8_t *s, size_t len);
+
+/* Checks `count` NUL-terminated segments: at most AOS_FA_MAX_SEGMENTS of them, each
+ * non-empty, not "." or "..", without '/', '\\' or NUL, at most
+ * AOS_FA_MAX_SEGMENT_BYTES bytes of valid UTF-8. Returns 0, or -EINVAL with
+ * AOS_FA_INVALID_PATH and the first bad index (-1 when the count is wrong). */
+int aos_fa_segments_check(const char *const *segs, size_t count, aos_fa_status *st);
+
+/* ---- posix_walk.c / win32.c: roots and resolution. A root descriptor is a file
+ * descriptor on POSIX and a HANDLE on Windows (whose values fit in 32 bits). */
+
+/* True when this kernel offers openat2 with the resolve flags this core needs. */
+bool aos_fa_openat2_available(void);
+
+/* Opens the directory `path` (absolute; symlinks in it are followed once, here) as
+ * a retained root. Missing: HOST_IO ENOENT. Not a directory: UNSAFE_ENTRY. */
+int aos_fa_root_open(const char *path, int *fd_out, aos_fa_status *st);
+
+/* Closes a retained root descriptor (never retried). */
+void aos_fa_root_close(int fd);
+
+/* ROOT_CHANGED when the retained root has been removed (its link count is 0). */
+int aos_fa_root_check(int fd, aos_fa_status *st);
+
+/* *same = whether both descriptors name the same directory object (dev, ino). */
+int aos_fa_root_same(int fd_a, int fd_b, bool *same, aos_fa_status *st);
+
+/* Flags for aos_fa_walk. */
+#define AOS_FA_WALK_CREATE 1u /* create missing directories (mode 0777 less umask) */
+#define AOS_FA_WALK_SYNC 2u   /* the result must accept fsync (not an O_PATH descriptor) */
+#define AOS_FA_WALK_LIST 4u   /* the result must accept getdents (readable) */
+
+/* Resolves segs[0..count) beneath the root, each a directory, none a link, and
+ * returns a new descriptor for the last one in *dir_out (count == 0: a new
+ * descriptor for the root itself). A missing component: NOT_FOUND (ENOENT) at its
+ * index, unless AOS_FA_WALK_CREATE. A symlink: UNSAFE_ENTRY (ELOOP); a
+ * non-directory: UNSAFE_ENTRY (ENOTDIR). */
+int aos_fa_walk(const aos_fa_root *root, const char *const *segs, size_t count,
+                unsigned flags, int *dir_out, aos_fa_status *st);
+
+/* ---- posix_read.c */
+
+/* Reads the regular file segs[0..count) whole (count 0, the root: UNSAFE_ENTRY), if it holds at most
+ * max_bytes bytes. On success *data is a malloc'ed buffer of *len bytes (never
+ * NULL, even for an empty file); free it with free(). NOT_FOUND when it or a parent
+ * is missing; UNSAFE_ENTRY for anything but a regular file (never opened in a way
+ * that blocks); OVER_BUDGET; FILE_CHANGED when identity, size or mtime moved (these
+ * two concern the file, not a segment: no segment index). */
+int aos_fa_read(const aos_fa_root *root, const char *const *segs, size_t count,
+                uint64_t max_bytes, uint8_t **data, size_t *len, aos_fa_status *st);
+
+/* ---- posix_list.c */
+
+typedef enum {
+  AOS_FA_KIND_FILE = 0,
+  AOS_FA_KIND_DIRECTORY = 1,
+  AOS_FA_KIND_SYMLINK = 2,
+  AOS_FA_KIND_OTHER = 3
+} aos_fa_entry_kind;
+
+typedef struct {
+  char *name; /* NUL-terminated, valid UTF-8 */
+  size_t len;
+  aos_fa_entry_kind kind;
+} aos_fa_entry;
+
+typedef struct {
+  aos_fa_entry *entries;
+  size_t count;
+  size_t omitted; /* names that are not valid UTF-8, left out */
+} aos_fa_listing;
+
+/* Lists the directory segs[0..count) (count 0: the root), without "." and "..",
+ * unsorted. NOT_FOUND when it is missing; UNSAFE_ENTRY when it is not a directory. */
+int aos_fa_list(const aos_fa_root *root, const char *const *segs, size_t count,
+                aos_fa_listing *out, aos_fa_status *st);
+void aos_fa_listing_free(aos_fa_listing *listing);
+
+/* ---- posix_write.c */
+
+/* Atomically replaces (or creates) the regular file segs[0..count) (count 0, the
+ * root: UNSAFE_ENTRY) with
+ * data[0..len), which must be valid UTF-8: exclusive temporary file in the retained
+ * parent, written, flushed, given the replaced file's permission bits (a new file:
+ * 0666 less the umask), renamed over the target relative to the parent, parent
+ * flushed, committed name checked against the temporary file's identity. */
+int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
+                 const uint8_t *data, size_t len, bool create_parents, aos_fa_status *st);
+
+#endif

@@ -1,0 +1,648 @@
+/* file-authority: the C core on Windows.
+ *
+ * The root is a directory HANDLE (kept in the int of aos_fa_root: Windows handle
+ * values have 32 significant bits). Every component is opened with NtCreateFile
+ * relative to the previous directory handle (OBJECT_ATTRIBUTES.RootDirectory) with
+ * FILE_OPEN_REPARSE_POINT, so a symlink, junction or any other reparse point is opened
+ * as itself, never followed, and refused. Reads open the file denying write sharing.
+ * Writes create an exclusive temporary file in the retained parent, flush it, rename it
+ * over the target with NtSetInformationFile(FileRenameInformation) relative to the same
+ * parent handle, and compare the committed name's file id with the temporary file's.
+ * Host failures are reported as errno values (mapped from NTSTATUS / Win32 errors). */
+#include "file_authority/fa.h"
+
+#include <windows.h>
+#include <winternl.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Values of the NT API that not every SDK's winternl.h defines. */
+#ifndef NT_SUCCESS
+#define NT_SUCCESS(status) (((NTSTATUS)(status)) >= 0)
+#endif
+#ifndef FILE_OPEN
+#define FILE_OPEN 0x00000001
+#endif
+#ifndef FILE_CREATE
+#define FILE_CREATE 0x00000002
+#endif
+#ifndef FILE_DIRECTORY_FILE
+#define FILE_DIRECTORY_FILE 0x00000001
+#endif
+#ifndef FILE_SYNCHRONOUS_IO_NONALERT
+#define FILE_SYNCHRONOUS_IO_NONALERT 0x00000020
+#endif
+#ifndef FILE_OPEN_REPARSE_POINT
+#define FILE_OPEN_REPARSE_POINT 0x00200000
+#endif
+#ifndef FILE_OPEN_FOR_BACKUP_INTENT
+#define FILE_OPEN_FOR_BACKUP_INTENT 0x00004000
+#endif
+#ifndef FILE_NON_DIRECTORY_FILE
+#define FILE_NON_DIRECTORY_FILE 0x00000040
+#endif
+#ifndef FILE_OPEN_IF
+#define FILE_OPEN_IF 0x00000003
+#endif
+#ifndef OBJ_CASE_INSENSITIVE
+#define OBJ_CASE_INSENSITIVE 0x00000040L
+#endif
+
+/* FILE_RENAME_INFORMATION for NtSetInformationFile (class 10), which the SDK's
+ * winternl.h does not declare. */
+typedef struct {
+  BOOLEAN ReplaceIfExists;
+  HANDLE RootDirectory;
+  ULONG FileNameLength;
+  WCHAR FileName[1];
+} aos_fa__rename_info;
+#define AOS_FA__FILE_RENAME_INFORMATION ((FILE_INFORMATION_CLASS)10)
+NTSTATUS NTAPI NtSetInformationFile(HANDLE FileHandle, PIO_STATUS_BLOCK IoStatusBlock,
+                                    PVOID FileInformation, ULONG Length,
+                                    FILE_INFORMATION_CLASS FileInformationClass);
+
+#define AOS_FA__H(fd) ((HANDLE)(intptr_t)(fd))
+#define AOS_FA__FD(h) ((int)(intptr_t)(h))
+#define AOS_FA__SHARE_ALL (FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE)
+#define AOS_FA__DIR_ACCESS (FILE_LIST_DIRECTORY | FILE_TRAVERSE | FILE_READ_ATTRIBUTES | SYNCHRONIZE)
+#define AOS_FA__NO_FOLLOW \
+  (FILE_SYNCHRONOUS_IO_NONALERT | FILE_OPEN_REPARSE_POINT | FILE_OPEN_FOR_BACKUP_INTENT)
+#define AOS_FA__TEMP_TRIES 16
+
+/* ------------------------------------------------------------ error mapping */
+
+static int aos_fa__win32_errno(DWORD e) {
+  switch (e) {
+    case ERROR_FILE_NOT_FOUND:
+    case ERROR_PATH_NOT_FOUND:
+    case ERROR_INVALID_DRIVE:
+    case ERROR_BAD_NETPATH:
+    case ERROR_BAD_NET_NAME:
+    case ERROR_DELETE_PENDING: return ENOENT;
+    case ERROR_ACCESS_DENIED:
+    case ERROR_PRIVILEGE_NOT_HELD: return EACCES;
+    case ERROR_SHARING_VIOLATION:
+    case ERROR_LOCK_VIOLATION: return EBUSY;
+    case ERROR_FILE_EXISTS:
+    case ERROR_ALREADY_EXISTS: return EEXIST;
+    case ERROR_DIRECTORY: return ENOTDIR;
+    case ERROR_DISK_FULL:
+    case ERROR_HANDLE_DISK_FULL: return ENOSPC;
+    case ERROR_NOT_ENOUGH_MEMORY:
+    case ERROR_OUTOFMEMORY: return ENOMEM;
+    case ERROR_TOO_MANY_OPEN_FILES: return EMFILE;
+    case ERROR_FILENAME_EXCED_RANGE: return ENAMETOOLONG;
+    case ERROR_INVALID_NAME:
+    case ERROR_INVALID_PARAMETER: return EINVAL;
+    case ERROR_WRITE_PROTECT: return EROFS;
+    case ERROR_DIR_NOT_EMPTY: return ENOTEMPTY;
+    case ERROR_NOT_SUPPORTED:
+    case ERROR_INVALID_FUNCTION: return ENOTSUP;
+    case ERROR_CANT_RESOLVE_FILENAME: return ELOOP;
+    default: return EIO;
+  }
+}
+
+static int aos_fa__nt_errno(NTSTATUS s) {
+  switch ((ULONG)s) {
+    case 0xC0000034UL: /* STATUS_OBJECT_NAME_NOT_FOUND */
+    case 0xC000003AUL: /* STATUS_OBJECT_PATH_NOT_FOUND */
+    case 0xC0000056UL: /* STATUS_DELETE_PENDING */
+      return ENOENT;
+    case 0xC0000103UL: return ENOTDIR; /* STATUS_NOT_A_DIRECTORY */
+    case 0xC00000BAUL: return EISDIR;  /* STATUS_FILE_IS_A_DIRECTORY */
+    case 0x8000002DUL:                 /* STATUS_STOPPED_ON_SYMLINK */
+    case 0xC000050BUL:                 /* STATUS_REPARSE_POINT_ENCOUNTERED */
+      return ELOOP;
+    case 0xC0000035UL: return EEXIST; /* STATUS_OBJECT_NAME_COLLISION */
+    default: return aos_fa__win32_errno(RtlNtStatusToDosError(s));
+  }
+}
+
+/* ------------------------------------------------------------------ helpers */
+
+/* UTF-8 (a checked segment) to UTF-16; returns the length in WCHARs, or -1. */
+static int aos_fa__wide(const char *s, WCHAR *out, int cap) {
+  int n = (int)strlen(s);
+  if (n == 0) return 0;
+  int w = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, n, out, cap);
+  return w > 0 ? w : -1;
+}
+
+/* NtCreateFile of one segment relative to `dir`; returns 0 or an errno. */
+static int aos_fa__nt_open(HANDLE dir, const char *seg, ACCESS_MASK access, ULONG share,
+                           ULONG disposition, ULONG options, HANDLE *out) {
+  WCHAR name[AOS_FA_MAX_SEGMENT_BYTES + 1];
+  int n = aos_fa__wide(seg, name, AOS_FA_MAX_SEGMENT_BYTES);
+  if (n < 0) return EINVAL;
+  UNICODE_STRING us;
+  us.Buffer = name;
+  us.Length = (USHORT)(n * sizeof(WCHAR));
+  us.MaximumLength = us.Length;
+  OBJECT_ATTRIBUTES oa;
+  InitializeObjectAttributes(&oa, &us, OBJ_CASE_INSENSITIVE, dir, NULL);
+  IO_STATUS_BLOCK iosb;
+  HANDLE h = NULL;
+  NTSTATUS s = NtCreateFile(&h, access, &oa, &iosb, NULL, FILE_ATTRIBUTE_NORMAL, share,
+                            disposition, options, NULL, 0);
+  if (!NT_SUCCESS(s)) return aos_fa__nt_errno(s);
+  *out = h;
+  return 0;
+}
+
+static DWORD aos_fa__attributes(HANDLE h, bool *ok) {
+  FILE_ATTRIBUTE_TAG_INFO info;
+  *ok = GetFileInformationByHandleEx(h, FileAttributeTagInfo, &info, sizeof info) != 0;
+  return *ok ? info.FileAttributes : 0;
+}
+
+typedef struct {
+  ULONGLONG volume;
+  BYTE id[16];
+  LONGLONG size;
+  LONGLONG mtime;
+} aos_fa__ident;
+
+static int aos_fa__identify(HANDLE h, aos_fa__ident *out) {
+  memset(out, 0, sizeof *out);
+  FILE_ID_INFO id;
+  BY_HANDLE_FILE_INFORMATION bh;
+  if (!GetFileInformationByHandle(h, &bh)) return aos_fa__win32_errno(GetLastError());
+  if (GetFileInformationByHandleEx(h, FileIdInfo, &id, sizeof id)) {
+    out->volume = id.VolumeSerialNumber;
+    memcpy(out->id, &id.FileId, sizeof out->id);
+  } else {
+    out->volume = bh.dwVolumeSerialNumber;
+    memcpy(out->id, &bh.nFileIndexLow, sizeof bh.nFileIndexLow);
+    memcpy(out->id + 4, &bh.nFileIndexHigh, sizeof bh.nFileIndexHigh);
+  }
+  out->size = (LONGLONG)(((ULONGLONG)bh.nFileSizeHigh << 32) | bh.nFileSizeLow);
+  out->mtime = (LONGLONG)(((ULONGLONG)bh.ftLastWriteTime.dwHighDateTime << 32) |
+                          bh.ftLastWriteTime.dwLowDateTime);
+  return 0;
+}
+
+static bool aos_fa__same_object(const aos_fa__ident *a, const aos_fa__ident *b) {
+  return a->volume == b->volume && memcmp(a->id, b->id, sizeof a->id) == 0;
+}
+
+/* ------------------------------------------------------------------- roots */
+
+bool aos_fa_openat2_available(void) { return false; }
+
+int aos_fa_root_open(const char *path, int *fd_out, aos_fa_status *st) {
+  *fd_out = -1;
+  int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, NULL, 0);
+  if (n <= 0) return aos_fa_fail(st, AOS_FA_INVALID_PATH, 0, -1);
+  WCHAR *wpath = malloc((size_t)n * sizeof(WCHAR));
+  if (wpath == NULL) return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, -1);
+  MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, wpath, n);
+  /* Links in the root path itself are followed, once, here. */
+  HANDLE h = CreateFileW(wpath, AOS_FA__DIR_ACCESS, AOS_FA__SHARE_ALL, NULL, OPEN_EXISTING,
+                         FILE_FLAG_BACKUP_SEMANTICS, NULL);
+  DWORD e = GetLastError();
+  free(wpath);
+  if (h == INVALID_HANDLE_VALUE) {
+    int err = aos_fa__win32_errno(e);
+    if (err == ENOTDIR) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, err, -1);
+    return aos_fa_fail(st, AOS_FA_HOST_IO, err, -1);
+  }
+  bool ok;
+  DWORD attrs = aos_fa__attributes(h, &ok);
+  if (!ok || !(attrs & FILE_ATTRIBUTE_DIRECTORY)) {
+    int err = ok ? 0 : aos_fa__win32_errno(GetLastError());
+    CloseHandle(h);
+    return ok ? aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, ENOTDIR, -1)
+              : aos_fa_fail(st, AOS_FA_HOST_IO, err, -1);
+  }
+  *fd_out = AOS_FA__FD(h);
+  aos_fa_status_ok(st);
+  return 0;
+}
+
+void aos_fa_root_close(int fd) {
+  if (fd != -1) CloseHandle(AOS_FA__H(fd));
+}
+
+int aos_fa_root_check(int fd, aos_fa_status *st) {
+  FILE_STANDARD_INFO info;
+  if (!GetFileInformationByHandleEx(AOS_FA__H(fd), FileStandardInfo, &info, sizeof info)) {
+    return aos_fa_fail(st, AOS_FA_HOST_IO, aos_fa__win32_errno(GetLastError()), -1);
+  }
+  if (info.DeletePending) return aos_fa_fail(st, AOS_FA_ROOT_CHANGED, 0, -1);
+  aos_fa_status_ok(st);
+  return 0;
+}
+
+int aos_fa_root_same(int fd_a, int fd_b, bool *same, aos_fa_status *st) {
+  aos_fa__ident a, b;
+  *same = false;
+  int e = aos_fa__identify(AOS_FA__H(fd_a), &a);
+  if (e == 0) e = aos_fa__identify(AOS_FA__H(fd_b), &b);
+  if (e != 0) return aos_fa_fail(st, AOS_FA_HOST_IO, e, -1);
+  *same = aos_fa__same_object(&a, &b);
+  aos_fa_status_ok(st);
+  return 0;
+}
+
+/* ------------------------------------------------------------- resolution */
+
+/* Why `seg` below `dir` could not be opened as a directory: a reparse point (ELOOP)
+ * or something else that is not a directory (ENOTDIR). */
+static int aos_fa__classify(HANDLE dir, const char *seg, int err) {
+  HANDLE h;
+  if (aos_fa__nt_open(dir, seg, FILE_READ_ATTRIBUTES | SYNCHRONIZE, AOS_FA__SHARE_ALL,
+                      FILE_OPEN, AOS_FA__NO_FOLLOW, &h) != 0) {
+    return err;
+  }
+  bool ok;
+  DWORD attrs = aos_fa__attributes(h, &ok);
+  CloseHandle(h);
+  if (ok && (attrs & FILE_ATTRIBUTE_REPARSE_POINT)) return ELOOP;
+  if (ok && !(attrs & FILE_ATTRIBUTE_DIRECTORY)) return ENOTDIR;
+  return err;
+}
+
+int aos_fa_walk(const aos_fa_root *root, const char *const *segs, size_t count,
+                unsigned flags, int *dir_out, aos_fa_status *st) {
+  *dir_out = -1;
+  int r = aos_fa_segments_check(segs, count, st);
+  if (r != 0) return r;
+  r = aos_fa_root_check(root->fd, st);
+  if (r != 0) return r;
+  HANDLE rooth = AOS_FA__H(root->fd);
+  if (count == 0) {
+    /* A new handle of its own (its own enumeration position for listings). */
+    HANDLE h = ReOpenFile(rooth, AOS_FA__DIR_ACCESS, AOS_FA__SHARE_ALL, FILE_FLAG_BACKUP_SEMANTICS);
+    if (h == INVALID_HANDLE_VALUE) {
+      return aos_fa_fail(st, AOS_FA_HOST_IO, aos_fa__win32_errno(GetLastError()), -1);
+    }
+    *dir_out = AOS_FA__FD(h);
+    aos_fa_status_ok(st);
+    return 0;
+  }
+  HANDLE cur = rooth;
+  for (size_t i = 0; i < count; i++) {
+    HANDLE next = NULL;
+    ULONG disposition = (flags & AOS_FA_WALK_CREATE) ? FILE_OPEN_IF : FILE_OPEN;
+    int e = aos_fa__nt_open(cur, segs[i], AOS_FA__DIR_ACCESS, AOS_FA__SHARE_ALL, disposition,
+                            FILE_DIRECTORY_FILE | AOS_FA__NO_FOLLOW, &next);
+    if (e == 0) {
+      bool ok;
+      DWORD attrs = aos_fa__attributes(next, &ok);
+      if (!ok) {
+        e = aos_fa__win32_errno(GetLastError());
+        CloseHandle(next);
+      } else if (attrs & FILE_ATTRIBUTE_REPARSE_POINT) {
+        e = ELOOP;
+        CloseHandle(next);
+      }
+    } else if (e == ENOTDIR || e == ELOOP) {
+      e = aos_fa__classify(cur, segs[i], e);
+    }
+    if (e != 0) {
+      if (cur != rooth) CloseHandle(cur);
+      if (e == ENOENT) return aos_fa_fail(st, AOS_FA_NOT_FOUND, e, (int)i);
+      if (e == ELOOP || e == ENOTDIR) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, e, (int)i);
+      return aos_fa_fail(st, AOS_FA_HOST_IO, e, (int)i);
+    }
+    if (cur != rooth) CloseHandle(cur);
+    cur = next;
+  }
+  *dir_out = AOS_FA__FD(cur);
+  aos_fa_status_ok(st);
+  return 0;
+}
+
+/* The directory holding segs[count-1]: the root itself, or a new handle. */
+static int aos_fa__parent(const aos_fa_root *root, const char *const *segs, size_t count,
+                          unsigned flags, HANDLE *dir, aos_fa_status *st) {
+  *dir = AOS_FA__H(root->fd);
+  if (count > 1) {
+    int fd;
+    int r = aos_fa_walk(root, segs, count - 1, flags, &fd, st);
+    if (r != 0) return r;
+    *dir = AOS_FA__H(fd);
+    return 0;
+  }
+  return aos_fa_root_check(root->fd, st);
+}
+
+/* -------------------------------------------------------------------- read */
+
+int aos_fa_read(const aos_fa_root *root, const char *const *segs, size_t count,
+                uint64_t max_bytes, uint8_t **data, size_t *len, aos_fa_status *st) {
+  *data = NULL;
+  *len = 0;
+  if (count == 0) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, 0, -1);
+  int r = aos_fa_segments_check(segs, count, st);
+  if (r != 0) return r;
+  int last = (int)count - 1;
+  HANDLE dir;
+  r = aos_fa__parent(root, segs, count, 0, &dir, st);
+  if (r != 0) return r;
+  HANDLE h = NULL;
+  /* Deny write sharing for the duration of the read. */
+  int e = aos_fa__nt_open(dir, segs[last], FILE_READ_DATA | FILE_READ_ATTRIBUTES | SYNCHRONIZE,
+                          FILE_SHARE_READ | FILE_SHARE_DELETE, FILE_OPEN,
+                          FILE_NON_DIRECTORY_FILE | AOS_FA__NO_FOLLOW, &h);
+  if (dir != AOS_FA__H(root->fd)) CloseHandle(dir);
+  if (e == ENOENT) return aos_fa_fail(st, AOS_FA_NOT_FOUND, e, last);
+  if (e == EISDIR) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, 0, last);
+  if (e != 0) return aos_fa_fail(st, AOS_FA_HOST_IO, e, last);
+  bool ok;
+  DWORD attrs = aos_fa__attributes(h, &ok);
+  if (!ok || (attrs & FILE_ATTRIBUTE_REPARSE_POINT) || GetFileType(h) != FILE_TYPE_DISK) {
+    e = ok ? 0 : aos_fa__win32_errno(GetLastError());
+    CloseHandle(h);
+    if (!ok) return aos_fa_fail(st, AOS_FA_HOST_IO, e, last);
+    return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, (attrs & FILE_ATTRIBUTE_REPARSE_POINT) ? ELOOP : 0, last);
+  }
+  aos_fa__ident before, after;
+  e = aos_fa__identify(h, &before);
+  if (e != 0) {
+    CloseHandle(h);
+    return aos_fa_fail(st, AOS_FA_HOST_IO, e, last);
+  }
+  if (before.size < 0 || (uint64_t)before.size > max_bytes) {
+    CloseHandle(h);
+    return aos_fa_fail(st, AOS_FA_OVER_BUDGET, 0, -1);
+  }
+  size_t size = (size_t)before.size;
+  uint8_t *buf = malloc(size + 1);
+  if (buf == NULL) {
+    CloseHandle(h);
+    return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
+  }
+  size_t got = 0;
+  while (got < size + 1) {
+    DWORD want = (DWORD)((size + 1 - got) > 0x40000000u ? 0x40000000u : (size + 1 - got));
+    DWORD n = 0;
+    if (!ReadFile(h, buf + got, want, &n, NULL)) {
+      e = aos_fa__win32_errno(GetLastError());
+      CloseHandle(h);
+      free(buf);
+      return aos_fa_fail(st, AOS_FA_HOST_IO, e, last);
+    }
+    if (n == 0) break;
+    got += n;
+  }
+  e = aos_fa__identify(h, &after);
+  CloseHandle(h);
+  if (e != 0) {
+    free(buf);
+    return aos_fa_fail(st, AOS_FA_HOST_IO, e, last);
+  }
+  if (got != size) {
+    free(buf);
+    if (got > size && (uint64_t)size + 1 > max_bytes) return aos_fa_fail(st, AOS_FA_OVER_BUDGET, 0, -1);
+    return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+  }
+  if (!aos_fa__same_object(&before, &after) || before.size != after.size ||
+      before.mtime != after.mtime) {
+    free(buf);
+    return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+  }
+  *data = buf;
+  *len = size;
+  aos_fa_status_ok(st);
+  return 0;
+}
+
+/* -------------------------------------------------------------------- list */
+
+void aos_fa_listing_free(aos_fa_listing *listing) {
+  if (listing->entries != NULL) {
+    for (size_t i = 0; i < listing->count; i++) free(listing->entries[i].name);
+    free(listing->entries);
+  }
+  listing->entries = NULL;
+  listing->count = 0;
+  listing->omitted = 0;
+}
+
+int aos_fa_list(const aos_fa_root *root, const char *const *segs, size_t count,
+                aos_fa_listing *out, aos_fa_status *st) {
+  memset(out, 0, sizeof *out);
+  int fd;
+  int r = aos_fa_walk(root, segs, count, AOS_FA_WALK_LIST, &fd, st);
+  if (r != 0) return r;
+  int at = count == 0 ? -1 : (int)count - 1;
+  HANDLE h = AOS_FA__H(fd);
+  size_t cap = 0;
+  enum { BUF = 64 * 1024 };
+  uint8_t *buf = malloc(BUF);
+  if (buf == NULL) {
+    CloseHandle(h);
+    return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, at);
+  }
+  for (;;) {
+    if (!GetFileInformationByHandleEx(h, FileIdBothDirectoryInfo, buf, BUF)) {
+      DWORD e = GetLastError();
+      if (e == ERROR_NO_MORE_FILES) break;
+      r = aos_fa_fail(st, AOS_FA_HOST_IO, aos_fa__win32_errno(e), at);
+      goto done;
+    }
+    size_t off = 0;
+    for (;;) {
+      FILE_ID_BOTH_DIR_INFO *info = (FILE_ID_BOTH_DIR_INFO *)(buf + off);
+      int wlen = (int)(info->FileNameLength / sizeof(WCHAR));
+      const WCHAR *w = info->FileName;
+      bool dot = (wlen == 1 && w[0] == L'.') || (wlen == 2 && w[0] == L'.' && w[1] == L'.');
+      if (!dot) {
+        int n = WideCharToMultiByte(CP_UTF8, WC_ERR_INVALID_CHARS, w, wlen, NULL, 0, NULL, NULL);
+        if (n <= 0) {
+          out->omitted++; /* not well-formed UTF-16: no UTF-8 name exists for it */
+        } else {
+          if (out->count == cap) {
+            size_t ncap = cap == 0 ? 16 : cap * 2;
+            aos_fa_entry *ne = realloc(out->entries, ncap * sizeof *ne);
+            if (ne == NULL) {
+              r = aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, at);
+              goto done;
+            }
+            out->entries = ne;
+            cap = ncap;
+          }
+          char *name = malloc((size_t)n + 1);
+          if (name == NULL) {
+            r = aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, at);
+            goto done;
+          }
+          WideCharToMultiByte(CP_UTF8, WC_ERR_INVALID_CHARS, w, wlen, name, n, NULL, NULL);
+          name[n] = '\0';
+          aos_fa_entry_kind kind = AOS_FA_KIND_FILE;
+          if (info->FileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) {
+            kind = AOS_FA_KIND_SYMLINK;
+          } else if (info->FileAttributes & FILE_ATTRIBUTE_DIRECTORY) {
+            kind = AOS_FA_KIND_DIRECTORY;
+          } else if (info->FileAttributes & FILE_ATTRIBUTE_DEVICE) {
+            kind = AOS_FA_KIND_OTHER;
+          }
+          out->entries[out->count].name = name;
+          out->entries[out->count].len = (size_t)n;
+          out->entries[out->count].kind = kind;
+          out->count++;
+        }
+      }
+      if (info->NextEntryOffset == 0) break;
+      off += info->NextEntryOffset;
+    }
+  }
+  aos_fa_status_ok(st);
+  r = 0;
+done:
+  free(buf);
+  CloseHandle(h);
+  if (r != 0) aos_fa_listing_free(out);
+  return r;
+}
+
+/* ------------------------------------------------------------------- write */
+
+static void aos_fa__temp_name(char name[48]) {
+  static const char hex[] = "0123456789abcdef";
+  LARGE_INTEGER qpc;
+  QueryPerformanceCounter(&qpc);
+  uint64_t x = (uint64_t)qpc.QuadPart ^ ((uint64_t)GetCurrentProcessId() << 32) ^
+               ((uint64_t)GetCurrentThreadId() << 16) ^ (uint64_t)(uintptr_t)&qpc;
+  memcpy(name, ".aos-", 5);
+  for (size_t i = 0; i < 32; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    name[5 + i] = hex[x & 15];
+  }
+  memcpy(name + 37, ".tmp", 5);
+}
+
+/* Deletes the temporary file through its own handle (never another file by name). */
+static void aos_fa__discard(HANDLE tmp) {
+  FILE_DISPOSITION_INFO d;
+  d.DeleteFile = TRUE;
+  SetFileInformationByHandle(tmp, FileDispositionInfo, &d, sizeof d);
+  CloseHandle(tmp);
+}
+
+int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
+                 const uint8_t *data, size_t len, bool create_parents, aos_fa_status *st) {
+  if (count == 0) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, 0, -1);
+  int r = aos_fa_segments_check(segs, count, st);
+  if (r != 0) return r;
+  if (len > 0 && data == NULL) return aos_fa_fail(st, AOS_FA_INVALID_CONTENT, 0, -1);
+  if (!aos_fa_utf8_valid(data, len)) return aos_fa_fail(st, AOS_FA_INVALID_CONTENT, 0, -1);
+  int last = (int)count - 1;
+  const char *target = segs[last];
+  HANDLE dir;
+  r = aos_fa__parent(root, segs, count, create_parents ? AOS_FA_WALK_CREATE : 0u, &dir, st);
+  if (r != 0 && st->kind == AOS_FA_NOT_FOUND) st->kind = AOS_FA_HOST_IO;
+  if (r != 0) return r;
+  HANDLE tmp = NULL;
+  int e;
+
+  /* The existing target: a regular file, or none. */
+  HANDLE existing;
+  e = aos_fa__nt_open(dir, target, FILE_READ_ATTRIBUTES | SYNCHRONIZE, AOS_FA__SHARE_ALL,
+                      FILE_OPEN, AOS_FA__NO_FOLLOW, &existing);
+  if (e == 0) {
+    bool ok;
+    DWORD attrs = aos_fa__attributes(existing, &ok);
+    DWORD type = GetFileType(existing);
+    CloseHandle(existing);
+    if (!ok) {
+      r = aos_fa_fail(st, AOS_FA_HOST_IO, aos_fa__win32_errno(GetLastError()), last);
+      goto out;
+    }
+    if ((attrs & (FILE_ATTRIBUTE_REPARSE_POINT | FILE_ATTRIBUTE_DIRECTORY)) || type != FILE_TYPE_DISK) {
+      r = aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, (attrs & FILE_ATTRIBUTE_REPARSE_POINT) ? ELOOP : 0, last);
+      goto out;
+    }
+  } else if (e != ENOENT) {
+    r = aos_fa_fail(st, AOS_FA_HOST_IO, e, last);
+    goto out;
+  }
+
+  char tmpname[48];
+  e = EEXIST;
+  for (int tries = 0; e == EEXIST && tries < AOS_FA__TEMP_TRIES; tries++) {
+    aos_fa__temp_name(tmpname);
+    e = aos_fa__nt_open(dir, tmpname, GENERIC_WRITE | DELETE | FILE_READ_ATTRIBUTES | SYNCHRONIZE,
+                        0, FILE_CREATE, FILE_NON_DIRECTORY_FILE | AOS_FA__NO_FOLLOW, &tmp);
+  }
+  if (e != 0) {
+    tmp = NULL;
+    r = aos_fa_fail(st, AOS_FA_HOST_IO, e, last);
+    goto out;
+  }
+  size_t done = 0;
+  while (done < len) {
+    DWORD n = 0;
+    DWORD want = (DWORD)((len - done) > 0x40000000u ? 0x40000000u : (len - done));
+    if (!WriteFile(tmp, data + done, want, &n, NULL)) {
+      r = aos_fa_fail(st, AOS_FA_HOST_IO, aos_fa__win32_errno(GetLastError()), last);
+      goto fail_temp;
+    }
+    done += n;
+  }
+  if (!FlushFileBuffers(tmp)) {
+    r = aos_fa_fail(st, AOS_FA_HOST_IO, aos_fa__win32_errno(GetLastError()), last);
+    goto fail_temp;
+  }
+  aos_fa__ident ours, committed;
+  e = aos_fa__identify(tmp, &ours);
+  if (e != 0) {
+    r = aos_fa_fail(st, AOS_FA_HOST_IO, e, last);
+    goto fail_temp;
+  }
+
+  /* Rename over the target, relative to the same parent handle. */
+  WCHAR wname[AOS_FA_MAX_SEGMENT_BYTES + 1];
+  int wlen = aos_fa__wide(target, wname, AOS_FA_MAX_SEGMENT_BYTES);
+  if (wlen <= 0) {
+    r = aos_fa_fail(st, AOS_FA_INVALID_PATH, 0, last);
+    goto fail_temp;
+  }
+  size_t isize = sizeof(aos_fa__rename_info) + (size_t)wlen * sizeof(WCHAR);
+  aos_fa__rename_info *ri = calloc(1, isize);
+  if (ri == NULL) {
+    r = aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
+    goto fail_temp;
+  }
+  ri->ReplaceIfExists = TRUE;
+  ri->RootDirectory = dir;
+  ri->FileNameLength = (ULONG)((size_t)wlen * sizeof(WCHAR));
+  memcpy(ri->FileName, wname, (size_t)wlen * sizeof(WCHAR));
+  IO_STATUS_BLOCK iosb;
+  NTSTATUS rs = NtSetInformationFile(tmp, &iosb, ri, (ULONG)isize, AOS_FA__FILE_RENAME_INFORMATION);
+  free(ri);
+  if (!NT_SUCCESS(rs)) {
+    e = aos_fa__nt_errno(rs);
+    r = aos_fa_fail(st, AOS_FA_HOST_IO, e, last);
+    goto fail_temp;
+  }
+  /* NTFS journals the rename; a directory handle opened for listing cannot be
+   * flushed, so the parent is not flushed separately here. */
+  HANDLE check;
+  e = aos_fa__nt_open(dir, target, FILE_READ_ATTRIBUTES | SYNCHRONIZE, AOS_FA__SHARE_ALL,
+                      FILE_OPEN, AOS_FA__NO_FOLLOW, &check);
+  if (e == 0) {
+    e = aos_fa__identify(check, &committed);
+    CloseHandle(check);
+  }
+  CloseHandle(tmp);
+  tmp = NULL;
+  if (e != 0 || !aos_fa__same_object(&ours, &committed)) {
+    r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+    goto out;
+  }
+  aos_fa_status_ok(st);
+  r = 0;
+  goto out;
+
+fail_temp:
+  if (tmp != NULL) aos_fa__discard(tmp);
+  tmp = NULL;
+out:
+  if (dir != AOS_FA__H(root->fd)) CloseHandle(dir);
+  return r;
+}

@@ -1,0 +1,464 @@
+'use strict'
+// The conformance battery: one table of hostile layouts and operations
+// (test/helpers/conformance-layouts.js) run against both faces of the contract, the
+// in-memory stand-in (file-authority/testing) and the native authorities
+// (file-authority) over the same tree materialised on disk. Each face must give exactly
+// the listed outcome: the bytes, the listing, or the error code, segment index, host
+// code and operation; and after a write, exactly the expected tree (on disk: no
+// temporary file left behind, nothing outside the root touched).
+//
+// Each face is its own describe block, named "[memory]" or "[native]", so one face can
+// run alone: `npx mocha test/file-authority/conformance.test.js --grep native`.
+
+const assert = require('node:assert/strict')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const util = require('node:util')
+
+const common = require('../../lib/internal/file-authority-common.js')
+const L = require('../helpers/conformance-layouts.js')
+
+const MESSAGE = /^[A-Za-z]+ failed: [A-Z_]+( at segment \d+)?( \([A-Z0-9_]+\))?$/
+const BUDGET = { maxBytes: 1 << 20 }
+// Where a write through the symlink to "/" would land if the walker followed it.
+const ESCAPE_TARGET = path.join(path.parse(process.cwd()).root, 'agent-os-conformance-escape.txt')
+
+// ------------------------------------------------------------------------ faces
+
+const memoryFace = {
+  name: 'memory',
+  load: () => require('../../lib/file-authority-testing.js'),
+  async open (mod, tree) {
+    const { reader, writer, snapshot } = mod.createMemoryAuthorities(tree)
+    return {
+      reader,
+      writer,
+      state: () => L.normalize(snapshot()),
+      outsideState: () => L.normalize(L.OUTSIDE),
+      async cleanup () {
+        reader.closeSync()
+        writer.closeSync()
+      }
+    }
+  }
+}
+
+const nativeFace = {
+  name: 'native',
+  load: () => require('../../lib/file-authority.js'),
+  async open (mod, tree) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-os-conformance-'))
+    const root = path.join(dir, 'root')
+    const outside = path.join(dir, 'outside')
+    fs.mkdirSync(root)
+    fs.mkdirSync(outside)
+    L.materialize(tree, root)
+    L.materialize(L.OUTSIDE, outside)
+    let reader, writer
+    try {
+      reader = await mod.openReadAuthority(root)
+      writer = await mod.openWriteAuthority(root)
+    } catch (err) {
+      if (reader) reader.closeSync()
+      fs.rmSync(dir, { recursive: true, force: true })
+      throw err
+    }
+    return {
+      reader,
+      writer,
+      state: () => L.readDiskTree(root),
+      outsideState: () => L.readDiskTree(outside),
+      async cleanup () {
+        reader.closeSync()
+        writer.closeSync()
+        fs.rmSync(dir, { recursive: true, force: true })
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------- running
+
+/** Calls `op` in its async or sync form; returns { value } or { err }. The async form
+ * must return a Promise and report every failure as a rejection. */
+async function perform (auth, op, form, args) {
+  if (form === 'sync') {
+    const fn = auth[`${op}Sync`]
+    assert.equal(typeof fn, 'function', `${op}Sync exists`)
+    try {
+      return { value: fn.apply(auth, args) }
+    } catch (err) {
+      return { err }
+    }
+  }
+  const fn = auth[op]
+  assert.equal(typeof fn, 'function', `${op} exists`)
+  let promise
+  try {
+    promise = fn.apply(auth, args)
+  } catch (err) {
+    assert.fail(`${op} threw synchronously (${err && err.code}) instead of rejecting`)
+  }
+  assert.ok(promise instanceof Promise, `${op} returns a Promise`)
+  try {
+    return { value: await promise }
+  } catch (err) {
+    return { err }
+  }
+}
+
+function argsOf (row) {
+  // An options value of undefined is passed by leaving the argument out.
+  if (row.op === 'readBytes') return row.options === undefined ? [row.segments] : [row.segments, row.options]
+  if (row.op === 'list') return [row.segments]
+  return [row.segments, row.text, row.options]
+}
+
+function checkError (mod, err, expected, operation) {
+  assert.ok(err instanceof common.FileAuthorityError, `a FileAuthorityError, got ${err && err.stack}`)
+  assert.ok(err instanceof mod.FileAuthorityError, 'instanceof the subpath\'s FileAuthorityError')
+  assert.deepEqual(
+    {
+      code: err.code,
+      segmentIndex: err.segmentIndex,
+      hostCode: expected.hostCode === undefined ? undefined : err.hostCode,
+      operation: err.operation
+    },
+    { code: expected.code, segmentIndex: expected.segmentIndex, hostCode: expected.hostCode, operation }
+  )
+  assert.equal(err.recoverable, common.RECOVERABLE[expected.code])
+  assert.match(err.message, MESSAGE, 'the message names only operation, segment index and host code')
+}
+
+function checkOutcome (mod, row, outcome) {
+  const { expect } = row
+  if (expect.code !== undefined) {
+    assert.ok(outcome.err !== undefined, `expected ${expect.code}, got a result`)
+    checkError(mod, outcome.err, expect, row.op)
+    return
+  }
+  if (outcome.err !== undefined) throw outcome.err
+  const { value } = outcome
+  if (expect.absent || expect.written) {
+    assert.equal(value, undefined)
+  } else if (expect.bytes) {
+    assert.ok(value instanceof Uint8Array, 'a Uint8Array')
+    assert.equal(Buffer.from(value).toString('hex'), expect.bytes.toString('hex'))
+  } else if (expect.listing) {
+    assert.ok(Array.isArray(value), 'an array')
+    assert.deepEqual(value.map((e) => [e.name, e.kind]), expect.listing)
+    assert.equal(value.omitted, 0)
+  }
+}
+
+function expectedState (row) {
+  const before = L.normalize(L.LAYOUTS[row.layout])
+  return row.expect.written ? L.withFile(before, row.segments, row.text) : before
+}
+
+async function expectCode (promiseOrFn, code, operation) {
+  let err
+  try {
+    await (typeof promiseOrFn === 'function' ? promiseOrFn() : promiseOrFn)
+  } catch (e) {
+    err = e
+  }
+  assert.ok(err !== undefined, `expected ${code}`)
+  assert.ok(err instanceof common.FileAuthorityError, `a FileAuthorityError, got ${err && err.stack}`)
+  assert.equal(err.code, code)
+  if (operation !== undefined) assert.equal(err.operation, operation)
+  return err
+}
+
+// ------------------------------------------------------------------- the battery
+
+for (const face of [memoryFace, nativeFace]) {
+  describe(`file-authority conformance [${face.name}]`, function () {
+    let mod
+    const shared = new Map() // layout name -> context, for reads and lists
+
+    before(function () {
+      mod = face.load()
+    })
+
+    after(async function () {
+      for (const ctx of shared.values()) await ctx.cleanup()
+    })
+
+    async function sharedContext (layout) {
+      if (!shared.has(layout)) shared.set(layout, await face.open(mod, L.LAYOUTS[layout]))
+      return shared.get(layout)
+    }
+
+    describe('the table', function () {
+      for (const row of L.CASES) {
+        for (const form of ['async', 'sync']) {
+          it(`${row.title} (${form})`, async function () {
+            if (row.op === 'writeText') {
+              const ctx = await face.open(mod, L.LAYOUTS[row.layout])
+              try {
+                checkOutcome(mod, row, await perform(ctx.writer, row.op, form, argsOf(row)))
+                assert.deepEqual(ctx.state(), expectedState(row), 'the tree after the write')
+                assert.deepEqual(ctx.outsideState(), L.normalize(L.OUTSIDE), 'nothing outside the root changed')
+                assert.equal(fs.existsSync(ESCAPE_TARGET), false, 'nothing written through the symlink to "/"')
+              } finally {
+                await ctx.cleanup()
+              }
+            } else {
+              const ctx = await sharedContext(row.layout)
+              checkOutcome(mod, row, await perform(ctx.reader, row.op, form, argsOf(row)))
+            }
+          })
+        }
+      }
+
+      it('reading and listing changed nothing in any layout', async function () {
+        assert.ok(shared.size > 0)
+        for (const [layout, ctx] of shared) {
+          assert.deepEqual(ctx.state(), L.normalize(L.LAYOUTS[layout]), layout)
+          assert.deepEqual(ctx.outsideState(), L.normalize(L.OUTSIDE), layout)
+        }
+      })
+    })
+
+    describe('every authority', function () {
+      let ctx
+      beforeEach(async function () {
+        ctx = await face.open(mod, L.HOSTILE)
+      })
+      afterEach(async function () {
+        await ctx.cleanup()
+      })
+
+      it('the subpath exports the one FileAuthorityError class', function () {
+        assert.equal(mod.FileAuthorityError, common.FileAuthorityError)
+      })
+
+      it('a reader and a writer of one root share it; another root of the same layout does not', async function () {
+        const { reader, writer } = ctx
+        assert.equal(reader.sharesRootWith(writer), true)
+        assert.equal(writer.sharesRootWith(reader), true)
+        assert.equal(reader.sharesRootWith(reader), true)
+        const other = await face.open(mod, L.HOSTILE)
+        try {
+          assert.equal(reader.sharesRootWith(other.reader), false)
+          assert.equal(other.writer.sharesRootWith(writer), false)
+          assert.equal(other.reader.sharesRootWith(other.writer), true)
+        } finally {
+          await other.cleanup()
+        }
+      })
+
+      it('sharesRootWith refuses anything that is not an authority with INVALID_PATH', async function () {
+        const fakes = [undefined, null, 'root', 42, {}, { closed: false }, Object.create(Object.getPrototypeOf(ctx.reader)), [], () => {}]
+        for (const fake of fakes) {
+          await expectCode(() => ctx.reader.sharesRootWith(fake), 'INVALID_PATH', 'sharesRootWith')
+          await expectCode(() => ctx.writer.sharesRootWith(fake), 'INVALID_PATH', 'sharesRootWith')
+        }
+      })
+
+      it('sharesRootWith on or with a closed authority is AUTHORITY_CLOSED', async function () {
+        ctx.writer.closeSync()
+        await expectCode(() => ctx.reader.sharesRootWith(ctx.writer), 'AUTHORITY_CLOSED', 'sharesRootWith')
+        await expectCode(() => ctx.writer.sharesRootWith(ctx.reader), 'AUTHORITY_CLOSED', 'sharesRootWith')
+      })
+
+      it('is opaque: no own keys, JSON {}, util.inspect names the class and closed state only', function () {
+        for (const [auth, name] of [[ctx.reader, 'ReadAuthority'], [ctx.writer, 'WriteAuthority']]) {
+          assert.deepEqual(Object.keys(auth), [])
+          assert.deepEqual(Object.getOwnPropertyNames(auth), [])
+          assert.deepEqual(Object.getOwnPropertySymbols(auth), [])
+          assert.equal(JSON.stringify(auth), '{}')
+          assert.equal(util.inspect(auth), `${name} { closed: false }`)
+          assert.equal(util.inspect(auth, { showHidden: true, depth: Infinity }), `${name} { closed: false }`)
+          auth.closeSync()
+          assert.equal(util.inspect(auth), `${name} { closed: true }`)
+          assert.equal(JSON.stringify(auth), '{}')
+        }
+      })
+
+      it('a writer cannot read and a reader cannot write', function () {
+        for (const method of ['readBytes', 'readBytesSync', 'list', 'listSync']) {
+          assert.equal(method in ctx.writer, false, method)
+        }
+        for (const method of ['writeText', 'writeTextSync']) {
+          assert.equal(method in ctx.reader, false, method)
+        }
+      })
+
+      it('a reader\'s methods called on a writer do not read, a writer\'s on a reader do not write (INVALID_PATH)', async function () {
+        const { reader, writer } = ctx
+        const R = Object.getPrototypeOf(reader)
+        const W = Object.getPrototypeOf(writer)
+        await expectCode(() => R.readBytesSync.call(writer, ['a.txt'], BUDGET), 'INVALID_PATH', 'readBytes')
+        await expectCode(R.readBytes.call(writer, ['a.txt'], BUDGET), 'INVALID_PATH', 'readBytes')
+        await expectCode(() => R.listSync.call(writer, []), 'INVALID_PATH', 'list')
+        await expectCode(R.list.call(writer, []), 'INVALID_PATH', 'list')
+        await expectCode(() => W.writeTextSync.call(reader, ['a.txt'], 'x'), 'INVALID_PATH', 'writeText')
+        await expectCode(W.writeText.call(reader, ['new.txt'], 'x'), 'INVALID_PATH', 'writeText')
+        assert.deepEqual(ctx.state(), L.normalize(L.HOSTILE))
+      })
+
+      it('close is idempotent, and every operation after it is AUTHORITY_CLOSED and changes nothing', async function () {
+        const { reader, writer } = ctx
+        assert.equal(reader.closed, false)
+        assert.equal(writer.closed, false)
+        assert.equal(await reader.close(), undefined)
+        assert.equal(await reader.close(), undefined)
+        assert.equal(reader.closeSync(), undefined)
+        assert.equal(writer.closeSync(), undefined)
+        assert.equal(await writer.close(), undefined)
+        assert.equal(reader.closed, true)
+        assert.equal(writer.closed, true)
+        await expectCode(reader.readBytes(['a.txt'], BUDGET), 'AUTHORITY_CLOSED', 'readBytes')
+        await expectCode(() => reader.readBytesSync(['a.txt'], BUDGET), 'AUTHORITY_CLOSED', 'readBytes')
+        await expectCode(reader.list([]), 'AUTHORITY_CLOSED', 'list')
+        await expectCode(() => reader.listSync([]), 'AUTHORITY_CLOSED', 'list')
+        await expectCode(writer.writeText(['a.txt'], 'x'), 'AUTHORITY_CLOSED', 'writeText')
+        await expectCode(() => writer.writeTextSync(['new.txt'], 'x'), 'AUTHORITY_CLOSED', 'writeText')
+        assert.deepEqual(ctx.state(), L.normalize(L.HOSTILE))
+      })
+
+      it('closing the reader leaves the writer open, and the other way round', async function () {
+        ctx.reader.closeSync()
+        await ctx.writer.writeText(['new.txt'], 'still open')
+        const again = await face.open(mod, L.HOSTILE)
+        try {
+          again.writer.closeSync()
+          assert.equal(Buffer.from(again.reader.readBytesSync(['a.txt'], BUDGET)).toString(), 'alpha')
+        } finally {
+          await again.cleanup()
+        }
+      })
+
+      it('Symbol.asyncDispose and Symbol.dispose close', async function () {
+        const disposed = ctx.reader[Symbol.asyncDispose]()
+        assert.ok(disposed instanceof Promise)
+        assert.equal(await disposed, undefined)
+        assert.equal(ctx.reader.closed, true)
+        assert.equal(ctx.writer[Symbol.dispose](), undefined)
+        assert.equal(ctx.writer.closed, true)
+        ctx.writer[Symbol.dispose]()
+        await ctx.reader[Symbol.asyncDispose]()
+      })
+
+      it('every Promise-returning method rejects, never throws, even called on a non-authority', async function () {
+        const methods = [
+          [ctx.reader, 'readBytes', [['a.txt'], BUDGET]],
+          [ctx.reader, 'list', [[]]],
+          [ctx.writer, 'writeText', [['new.txt'], 'x']],
+          [ctx.reader, 'close', []],
+          [ctx.writer, Symbol.asyncDispose, []]
+        ]
+        for (const [auth, method, args] of methods) {
+          for (const receiver of [{}, undefined, null]) {
+            let promise
+            assert.doesNotThrow(() => { promise = auth[method].apply(receiver, args) }, String(method))
+            assert.ok(promise instanceof Promise)
+            await assert.rejects(promise)
+          }
+        }
+      })
+
+      it('a listing is an array of { name, kind } with a non-enumerable own omitted: 0', async function () {
+        const listing = await ctx.reader.list(['docs'])
+        assert.ok(Array.isArray(listing))
+        const descriptor = Object.getOwnPropertyDescriptor(listing, 'omitted')
+        assert.equal(descriptor.value, 0)
+        assert.equal(descriptor.enumerable, false)
+        assert.deepEqual(Object.keys(listing), ['0', '1', '2'])
+        for (const entry of listing) assert.deepEqual(Object.keys(entry), ['name', 'kind'])
+        assert.equal(JSON.stringify(listing), '[{"name":"b.txt","kind":"file"},{"name":"empty","kind":"directory"},{"name":"nested","kind":"directory"}]')
+        assert.deepStrictEqual(listing, [
+          { name: 'b.txt', kind: 'file' },
+          { name: 'empty', kind: 'directory' },
+          { name: 'nested', kind: 'directory' }
+        ])
+      })
+
+      it('readBytes returns a plain Uint8Array, a fresh copy each time', async function () {
+        const first = await ctx.reader.readBytes(['a.txt'], BUDGET)
+        assert.equal(Object.getPrototypeOf(first), Uint8Array.prototype)
+        first.fill(0)
+        const second = ctx.reader.readBytesSync(['a.txt'], BUDGET)
+        assert.equal(Object.getPrototypeOf(second), Uint8Array.prototype)
+        assert.equal(Buffer.from(second).toString(), 'alpha')
+        const empty = await ctx.reader.readBytes(['empty.txt'], { maxBytes: 0 })
+        assert.equal(Object.getPrototypeOf(empty), Uint8Array.prototype)
+        assert.equal(empty.length, 0)
+      })
+
+      it('writeText copies its bytes at the call: changing the buffer afterwards changes nothing', async function () {
+        const content = Buffer.from('original')
+        const pending = ctx.writer.writeText(['a.txt'], content)
+        content.fill(0x21)
+        await pending
+        assert.equal(Buffer.from(await ctx.reader.readBytes(['a.txt'], BUDGET)).toString(), 'original')
+      })
+
+      it('what was written is read back, as bytes and in listings', async function () {
+        await ctx.writer.writeText(['docs', 'new', 'x.txt'], 'x \u{1F600}', { createParents: true })
+        ctx.writer.writeTextSync(['docs', 'b.txt'], Uint8Array.of(0x62))
+        assert.equal(Buffer.from(await ctx.reader.readBytes(['docs', 'new', 'x.txt'], BUDGET)).toString(), 'x \u{1F600}')
+        assert.equal(Buffer.from(ctx.reader.readBytesSync(['docs', 'b.txt'], BUDGET)).toString(), 'b')
+        assert.deepEqual((await ctx.reader.list(['docs'])).map((e) => [e.name, e.kind]), [
+          ['b.txt', 'file'], ['empty', 'directory'], ['nested', 'directory'], ['new', 'directory']
+        ])
+        assert.deepEqual(ctx.reader.listSync(['docs', 'new']).map((e) => [e.name, e.kind]), [['x.txt', 'file']])
+      })
+
+      it('an error message never carries a segment\'s text or the content', async function () {
+        const secret = 'secret-name-\u{1F600}'
+        const errors = []
+        for (const attempt of [
+          () => ctx.reader.readBytesSync(['a.txt', secret], BUDGET),
+          () => ctx.reader.readBytesSync([secret, '..'], BUDGET),
+          () => ctx.reader.listSync(['link-dir', secret]),
+          () => ctx.writer.writeTextSync([secret, 'x'], 'content'),
+          () => ctx.writer.writeTextSync([secret], `${secret}\ud800`),
+          () => ctx.reader.readBytesSync([secret], { maxBytes: -1 })
+        ]) {
+          try {
+            attempt()
+          } catch (err) {
+            errors.push(err)
+          }
+        }
+        assert.equal(errors.length, 6)
+        for (const err of errors) {
+          assert.ok(err instanceof common.FileAuthorityError)
+          assert.equal(err.message.includes('secret'), false)
+          assert.equal(util.inspect(err).includes('secret'), false)
+          assert.equal(JSON.stringify(err).includes('secret'), false)
+        }
+      })
+    })
+
+    if (face === nativeFace) {
+      describe('both faces together', function () {
+        it('file-authority and file-authority/testing export the same FileAuthorityError', function () {
+          assert.equal(mod.FileAuthorityError, require('../../lib/file-authority-testing.js').FileAuthorityError)
+        })
+
+        it('an authority of one face is not an authority of the other (INVALID_PATH)', async function () {
+          const disk = await face.open(mod, {})
+          const memory = await memoryFace.open(memoryFace.load(), {})
+          try {
+            await expectCode(() => disk.reader.sharesRootWith(memory.reader), 'INVALID_PATH', 'sharesRootWith')
+            await expectCode(() => memory.reader.sharesRootWith(disk.reader), 'INVALID_PATH', 'sharesRootWith')
+            await expectCode(() => disk.writer.sharesRootWith(memory.writer), 'INVALID_PATH', 'sharesRootWith')
+          } finally {
+            await disk.cleanup()
+            await memory.cleanup()
+          }
+        })
+
+        it('an error of file-authority/testing is instanceof file-authority\'s FileAuthorityError', function () {
+          const { reader } = require('../../lib/file-authority-testing.js').createMemoryAuthorities({})
+          assert.throws(() => reader.listSync(['..']), (err) => err instanceof mod.FileAuthorityError && err.code === 'INVALID_PATH')
+        })
+      })
+    }
+  })
+}

@@ -1,0 +1,514 @@
+'use strict'
+// The conformance battery's data: hostile layouts (as MemoryTrees), a table of
+// operations on them with the outcome the contract requires, and the tools to put a
+// MemoryTree on disk and to read a directory back as one. The same table runs against
+// the in-memory stand-in and against the native authorities (test/file-authority/
+// conformance.test.js); both must give exactly the listed outcome.
+
+const fs = require('node:fs')
+const path = require('node:path')
+const { execFileSync } = require('node:child_process')
+const { constants: { MAX_LENGTH } } = require('node:buffer')
+
+const windows = process.platform === 'win32'
+
+// ------------------------------------------------------------------------ layouts
+
+// Materialised next to the root (as ../outside) for the native face, so an escape
+// would find something to read or overwrite.
+const OUTSIDE = {
+  'secret.txt': 'outside secret',
+  subdir: {}
+}
+
+const HOSTILE = {
+  'a.txt': 'alpha',
+  'empty.txt': '',
+  'bin.dat': Uint8Array.of(0x00, 0xff, 0xfe, 0x80, 0x0a),
+  'utf8.txt': 'h\u00e9llo \u{1F600}\n',
+  docs: {
+    'b.txt': 'beta',
+    empty: {},
+    nested: { 'c.txt': 'gamma' }
+  },
+  fifo: { other: true },
+  'link-file': { symlink: 'a.txt' },
+  'link-dir': { symlink: 'docs' },
+  'link-self': { symlink: '.' },
+  'link-parent': { symlink: '..' },
+  'link-outside-file': { symlink: '../outside/secret.txt' },
+  'link-outside-dir': { symlink: '../outside' },
+  'link-absolute-file': { symlink: '/etc/passwd' },
+  'link-absolute-dir': { symlink: '/' },
+  'link-chain': { symlink: 'link-chain-2' },
+  'link-chain-2': { symlink: 'link-dir' },
+  'link-loop': { symlink: 'link-loop' },
+  'link-dangling': { symlink: 'does-not-exist' },
+  sub: {
+    'link-up': { symlink: '../docs' },
+    deep: {
+      'd.txt': 'delta',
+      'link-out': { symlink: '../../../outside' }
+    }
+  }
+}
+
+// Every symlink of HOSTILE at the top level, and the names the others walk through.
+const TOP_LINKS = Object.keys(HOSTILE).filter((name) => name.startsWith('link-'))
+
+const HOSTILE_ROOT_LISTING = [
+  ['a.txt', 'file'],
+  ['bin.dat', 'file'],
+  ['docs', 'directory'],
+  ['empty.txt', 'file'],
+  ['fifo', 'other'],
+  ['link-absolute-dir', 'symlink'],
+  ['link-absolute-file', 'symlink'],
+  ['link-chain', 'symlink'],
+  ['link-chain-2', 'symlink'],
+  ['link-dangling', 'symlink'],
+  ['link-dir', 'symlink'],
+  ['link-file', 'symlink'],
+  ['link-loop', 'symlink'],
+  ['link-outside-dir', 'symlink'],
+  ['link-outside-file', 'symlink'],
+  ['link-parent', 'symlink'],
+  ['link-self', 'symlink'],
+  ['sub', 'directory'],
+  ['utf8.txt', 'file']
+]
+
+// Names whose UTF-16 code-unit order differs from their UTF-8 byte order and from a
+// locale-aware order: U+1F600 (surrogates 0xD83D 0xDE00) sorts before U+FF5E in code
+// units but after it in UTF-8 bytes; capitals before small letters; digits as text.
+const SORTING = {
+  b: '',
+  B: '',
+  a: '',
+  'a b': '',
+  _: '',
+  10: '',
+  9: '',
+  '\u00e9': '',
+  '\uff5e': '',
+  '\u{1F600}': '',
+  Z: {}
+}
+
+const SORTING_LISTING = [
+  ['10', 'file'],
+  ['9', 'file'],
+  ['B', 'file'],
+  ['Z', 'directory'],
+  ['_', 'file'],
+  ['a', 'file'],
+  ['a b', 'file'],
+  ['b', 'file'],
+  ['\u00e9', 'file'],
+  ['\u{1F600}', 'file'],
+  ['\uff5e', 'file']
+]
+
+const LONG_ASCII = 'x'.repeat(255)
+const LONG_UTF8 = '\u00e9'.repeat(127) + 'a' // 255 bytes in UTF-8, 128 code units
+
+const NAMES = {
+  [LONG_ASCII]: 'long ascii',
+  [LONG_UTF8]: 'long utf-8',
+  'sp ace': 'space',
+  '-dash': 'dash',
+  '.hidden': 'hidden',
+  '...': 'dots',
+  '\u{1F600}.txt': 'emoji',
+  // Valid names on POSIX; refused on Windows (see WINDOWS_NAMES), so kept out there.
+  ...(windows ? {} : { 'colon:name': 'colon', 'trailing.': 'dot', 'con': 'device name' })
+}
+
+const NAMES_LISTING = [
+  ['-dash', 'file'],
+  ['...', 'file'],
+  ['.hidden', 'file'],
+  ...(windows ? [] : [['colon:name', 'file'], ['con', 'file']]),
+  ['sp ace', 'file'],
+  ...(windows ? [] : [['trailing.', 'file']]),
+  [LONG_ASCII, 'file'],
+  [LONG_UTF8, 'file'],
+  ['\u{1F600}.txt', 'file']
+]
+
+// 254 nested directories `d` holding a file `f` and an empty directory `e`: the deepest
+// file and directory 255 segments can name.
+const DEEP_DIRS = new Array(254).fill('d')
+const DEEP = (() => {
+  let tree = { f: 'bottom', e: {} }
+  for (let i = 0; i < DEEP_DIRS.length; i++) tree = { d: tree }
+  return tree
+})()
+
+const LAYOUTS = { HOSTILE, SORTING, NAMES, DEEP }
+
+// ---------------------------------------------------------------- outcome helpers
+
+const bytes = (content) => ({ bytes: typeof content === 'string' ? Buffer.from(content, 'utf8') : Buffer.from(content) })
+const none = () => ({ absent: true })
+const listing = (pairs) => ({ listing: pairs })
+const error = (code, segmentIndex, hostCode) => ({ code, segmentIndex, hostCode })
+const written = () => ({ written: true })
+
+const BUDGET = { maxBytes: 1 << 20 }
+
+// ----------------------------------------------------------------- validation rows
+
+// Segment lists every operation refuses with INVALID_PATH; [title, segments, index].
+const BAD_SEGMENTS = [
+  ['a string instead of an array', 'a.txt', undefined],
+  ['undefined instead of an array', undefined, undefined],
+  ['null instead of an array', null, undefined],
+  ['a number instead of an array', 7, undefined],
+  ['an array-like object', { length: 1, 0: 'a.txt' }, undefined],
+  ['more than 255 segments', new Array(256).fill('d'), undefined],
+  ['an empty segment', [''], 0],
+  ['a "." segment', ['.'], 0],
+  ['a ".." segment', ['..'], 0],
+  ['a ".." after a valid segment', ['docs', '..', 'a.txt'], 1],
+  ['a segment with "/"', ['docs/b.txt'], 0],
+  ['an absolute path as one segment', ['/etc'], 0],
+  ['a segment with "\\"', ['docs\\b.txt'], 0],
+  ['a segment with NUL', ['a.txt\0'], 0],
+  ['a segment of 256 ASCII bytes', ['x'.repeat(256)], 0],
+  ['a segment of 256 UTF-8 bytes in 128 code units', ['\u00e9'.repeat(128)], 0],
+  ['a lone high surrogate', ['\ud800'], 0],
+  ['a lone low surrogate after text', ['a\udc00'], 0],
+  ['a number segment', ['docs', 42], 1],
+  ['an undefined segment', ['docs', undefined], 1],
+  ['a hole in the array', [, 'a.txt'], 0], // eslint-disable-line no-sparse-arrays
+  ['the first of several bad segments', ['docs', '', '..'], 1]
+]
+
+// Names only Windows refuses; elsewhere they are ordinary (and here, missing) entries.
+const WINDOWS_NAMES = [
+  ['a reserved device name', ['con'], 0],
+  ['a reserved device name with extension', ['docs', 'NUL.txt'], 1],
+  ['a ":" (alternate data stream)', ['a.txt:stream'], 0],
+  ['a trailing dot', ['docs.'], 0],
+  ['a trailing space', ['docs '], 0],
+  ['a "<"', ['a<b'], 0]
+]
+
+// Budgets readBytes refuses with INVALID_PATH; [title, options].
+const BAD_BUDGETS = [
+  ['options missing', undefined],
+  ['options null', null],
+  ['options a number', 5],
+  ['maxBytes missing', {}],
+  ['maxBytes negative', { maxBytes: -1 }],
+  ['maxBytes fractional', { maxBytes: 1.5 }],
+  ['maxBytes NaN', { maxBytes: NaN }],
+  ['maxBytes Infinity', { maxBytes: Infinity }],
+  ['maxBytes a numeric string', { maxBytes: '5' }],
+  ['maxBytes a bigint', { maxBytes: 5n }],
+  ['maxBytes above buffer.constants.MAX_LENGTH', { maxBytes: MAX_LENGTH + 1 }],
+  ['maxBytes 2 ** 53', { maxBytes: 2 ** 53 }]
+]
+
+// Content writeText refuses with INVALID_CONTENT; [title, text].
+const BAD_TEXT = [
+  ['a lone high surrogate', '\ud800'],
+  ['a lone low surrogate inside text', 'ok\udc00ok'],
+  ['a high surrogate at the end', 'ok\ud83d'],
+  ['an 0xff byte', Uint8Array.of(0x6f, 0xff)],
+  ['an overlong NUL (C0 80)', Uint8Array.of(0xc0, 0x80)],
+  ['an encoded surrogate (ED A0 80)', Uint8Array.of(0xed, 0xa0, 0x80)],
+  ['a truncated sequence', Uint8Array.of(0x61, 0xe2, 0x82)],
+  ['a code point above U+10FFFF', Uint8Array.of(0xf4, 0x90, 0x80, 0x80)],
+  ['a lone continuation byte', Uint8Array.of(0x80)]
+]
+
+// Text arguments of the wrong type (INVALID_PATH: an invalid argument).
+const BAD_TEXT_TYPES = [
+  ['a number', 42],
+  ['null', null],
+  ['undefined', undefined],
+  ['a plain object', {}],
+  ['an array of bytes', [104, 105]],
+  ['a Uint16Array', new Uint16Array(2)],
+  ['an ArrayBuffer', new ArrayBuffer(2)]
+]
+
+const BAD_WRITE_OPTIONS = [
+  ['options a string', 'yes'],
+  ['options a number', 5],
+  ['createParents a string', { createParents: 'yes' }],
+  ['createParents a number', { createParents: 1 }]
+]
+
+// -------------------------------------------------------------------- the table
+
+// Each row: { title, layout, op, segments, maxBytes?/options, text?, expect }.
+// op is 'readBytes' | 'list' | 'writeText'; the battery runs both the async and sync
+// form of each. For writeText, `written` means the file now holds `text`, everything
+// else unchanged; an error means the whole tree (and ../outside) is unchanged.
+function buildCases () {
+  const rows = []
+  const read = (title, segments, expect, options = BUDGET, layout = 'HOSTILE') =>
+    rows.push({ title: `readBytes ${title}`, layout, op: 'readBytes', segments, options, expect })
+  const list = (title, segments, expect, layout = 'HOSTILE') =>
+    rows.push({ title: `list ${title}`, layout, op: 'list', segments, expect })
+  const write = (title, segments, text, options, expect, layout = 'HOSTILE') =>
+    rows.push({ title: `writeText ${title}`, layout, op: 'writeText', segments, text, options, expect })
+
+  // readBytes: results
+  read('a file', ['a.txt'], bytes('alpha'))
+  read('a file exactly at its budget', ['a.txt'], bytes('alpha'), { maxBytes: 5 })
+  read('a file one byte over its budget', ['a.txt'], error('OVER_BUDGET'), { maxBytes: 4 })
+  read('a non-empty file with budget 0', ['a.txt'], error('OVER_BUDGET'), { maxBytes: 0 })
+  read('an empty file with budget 0', ['empty.txt'], bytes(''), { maxBytes: 0 })
+  read('with the largest budget', ['a.txt'], bytes('alpha'), { maxBytes: MAX_LENGTH })
+  read('bytes that are not UTF-8', ['bin.dat'], bytes(HOSTILE['bin.dat']))
+  read('UTF-8 text', ['utf8.txt'], bytes(HOSTILE['utf8.txt']))
+  read('a nested file', ['docs', 'nested', 'c.txt'], bytes('gamma'))
+  read('a file below a directory holding links', ['sub', 'deep', 'd.txt'], bytes('delta'))
+  read('a missing file', ['nope'], none())
+  read('below a missing directory', ['nope', 'x'], none())
+  read('below a missing nested directory', ['docs', 'nope', 'x'], none())
+  read('a file 255 segments deep', [...DEEP_DIRS, 'f'], bytes('bottom'), BUDGET, 'DEEP')
+  read('a name of 255 ASCII bytes', [LONG_ASCII], bytes('long ascii'), BUDGET, 'NAMES')
+  read('a name of 255 UTF-8 bytes', [LONG_UTF8], bytes('long utf-8'), BUDGET, 'NAMES')
+  read('a name with an astral character', ['\u{1F600}.txt'], bytes('emoji'), BUDGET, 'NAMES')
+  read('a valid segment of 255 bytes that is missing', ['y'.repeat(255)], none())
+  read('255 segments below a missing directory', new Array(255).fill('nope'), none())
+  // readBytes: refusals
+  read('the root itself (no segments)', [], error('UNSAFE_ENTRY'))
+  read('a directory', ['docs'], error('UNSAFE_ENTRY', 0))
+  read('a nested directory', ['docs', 'empty'], error('UNSAFE_ENTRY', 1))
+  read('a FIFO (returns at once, never blocks)', ['fifo'], error('UNSAFE_ENTRY', 0))
+  read('below a FIFO', ['fifo', 'x'], error('UNSAFE_ENTRY', 0))
+  read('below a file', ['a.txt', 'x'], error('UNSAFE_ENTRY', 0))
+  read('below a nested file', ['docs', 'b.txt', 'x'], error('UNSAFE_ENTRY', 1))
+  for (const link of TOP_LINKS) {
+    read(`the symlink ${link}`, [link], error('UNSAFE_ENTRY', 0))
+  }
+  read('through a symlink to a directory inside', ['link-dir', 'b.txt'], error('UNSAFE_ENTRY', 0))
+  read('through a symlink to "."', ['link-self', 'a.txt'], error('UNSAFE_ENTRY', 0))
+  read('through a symlink to ".."', ['link-parent', 'outside', 'secret.txt'], error('UNSAFE_ENTRY', 0))
+  read('through a symlink to a directory outside', ['link-outside-dir', 'secret.txt'], error('UNSAFE_ENTRY', 0))
+  read('through a symlink to "/"', ['link-absolute-dir', 'etc', 'passwd'], error('UNSAFE_ENTRY', 0))
+  read('through a chain of symlinks', ['link-chain', 'b.txt'], error('UNSAFE_ENTRY', 0))
+  read('through a symlink loop', ['link-loop', 'x'], error('UNSAFE_ENTRY', 0))
+  read('through a dangling symlink', ['link-dangling', 'x'], error('UNSAFE_ENTRY', 0))
+  read('through a symlink to a file', ['link-file', 'x'], error('UNSAFE_ENTRY', 0))
+  read('through a symlinked parent at index 1', ['sub', 'link-up', 'b.txt'], error('UNSAFE_ENTRY', 1))
+  read('through a symlink to outside at index 2', ['sub', 'deep', 'link-out', 'secret.txt'], error('UNSAFE_ENTRY', 2))
+  read('a symlink at index 2', ['sub', 'deep', 'link-out'], error('UNSAFE_ENTRY', 2))
+
+  // list: results
+  list('the root', [], listing(HOSTILE_ROOT_LISTING))
+  list('a directory', ['docs'], listing([['b.txt', 'file'], ['empty', 'directory'], ['nested', 'directory']]))
+  list('an empty directory', ['docs', 'empty'], listing([]))
+  list('a directory of symlinks (kinds observed without following)', ['sub'], listing([['deep', 'directory'], ['link-up', 'symlink']]))
+  list('a nested directory', ['sub', 'deep'], listing([['d.txt', 'file'], ['link-out', 'symlink']]))
+  list('in code-unit order', [], listing(SORTING_LISTING), 'SORTING')
+  list('unusual and long names', [], listing(NAMES_LISTING), 'NAMES')
+  list('a directory 255 segments deep', [...DEEP_DIRS, 'e'], listing([]), 'DEEP')
+  list('a directory 254 segments deep', DEEP_DIRS, listing([['e', 'directory'], ['f', 'file']]), 'DEEP')
+  list('a directory 253 segments deep', DEEP_DIRS.slice(1), listing([['d', 'directory']]), 'DEEP')
+  list('a missing directory', ['nope'], none())
+  list('below a missing directory', ['nope', 'x'], none())
+  list('a missing nested directory', ['docs', 'nope'], none())
+  // list: refusals
+  list('a file', ['a.txt'], error('UNSAFE_ENTRY', 0))
+  list('a nested file', ['docs', 'b.txt'], error('UNSAFE_ENTRY', 1))
+  list('a FIFO', ['fifo'], error('UNSAFE_ENTRY', 0))
+  list('below a file', ['a.txt', 'x'], error('UNSAFE_ENTRY', 0))
+  for (const link of TOP_LINKS) {
+    list(`the symlink ${link}`, [link], error('UNSAFE_ENTRY', 0))
+  }
+  list('through a symlink to a directory', ['link-dir', 'nested'], error('UNSAFE_ENTRY', 0))
+  list('through a symlink to ".."', ['link-parent', 'outside'], error('UNSAFE_ENTRY', 0))
+  list('a symlinked parent at index 1', ['sub', 'link-up'], error('UNSAFE_ENTRY', 1))
+  list('a symlink to outside at index 2', ['sub', 'deep', 'link-out'], error('UNSAFE_ENTRY', 2))
+
+  // writeText: results
+  const text = 'new content \u00e9\u{1F600}\n'
+  write('a new file', ['new.txt'], text, undefined, written())
+  write('over an existing file', ['a.txt'], text, undefined, written())
+  write('UTF-8 bytes over an existing file', ['a.txt'], Buffer.from(text, 'utf8'), undefined, written())
+  write('an empty string', ['a.txt'], '', undefined, written())
+  write('an empty byte array', ['new.txt'], new Uint8Array(0), undefined, written())
+  write('a nested file', ['docs', 'nested', 'c.txt'], text, undefined, written())
+  write('a new file in an existing directory', ['docs', 'new.txt'], text, undefined, written())
+  write('with createParents: false and existing parents', ['docs', 'new.txt'], text, { createParents: false }, written())
+  write('with options null', ['docs', 'new.txt'], text, null, written())
+  write('creating one parent', ['new-dir', 'x.txt'], text, { createParents: true }, written())
+  write('creating several parents', ['new-dir', 'a', 'b', 'c.txt'], text, { createParents: true }, written())
+  write('creating parents below an existing one', ['docs', 'new', 'x.txt'], text, { createParents: true }, written())
+  write('with createParents over an existing file', ['a.txt'], text, { createParents: true }, written())
+  write('a name of 255 UTF-8 bytes', [LONG_UTF8], text, undefined, written())
+  write('255 segments deep', [...DEEP_DIRS, 'f'], text, undefined, written(), 'DEEP')
+  write('creating 254 parents', new Array(255).fill('n'), text, { createParents: true }, written(), 'SORTING')
+  // writeText: refusals
+  write('below a missing directory', ['nope', 'x.txt'], text, undefined, error('HOST_IO', 0, 'ENOENT'))
+  write('below a missing nested directory', ['docs', 'nope', 'x.txt'], text, undefined, error('HOST_IO', 1, 'ENOENT'))
+  write('below two missing directories', ['nope', 'deeper', 'x.txt'], text, { createParents: false }, error('HOST_IO', 0, 'ENOENT'))
+  write('the root itself (no segments)', [], text, undefined, error('UNSAFE_ENTRY'))
+  write('over a directory', ['docs'], text, undefined, error('UNSAFE_ENTRY', 0))
+  write('over an empty nested directory', ['docs', 'empty'], text, undefined, error('UNSAFE_ENTRY', 1))
+  write('over a FIFO', ['fifo'], text, undefined, error('UNSAFE_ENTRY', 0))
+  for (const link of TOP_LINKS) {
+    write(`over the symlink ${link}`, [link], text, undefined, error('UNSAFE_ENTRY', 0))
+  }
+  write('over a symlink at index 2', ['sub', 'deep', 'link-out'], text, undefined, error('UNSAFE_ENTRY', 2))
+  write('below a file', ['a.txt', 'x'], text, undefined, error('UNSAFE_ENTRY', 0))
+  write('below a file with createParents', ['a.txt', 'x', 'y'], text, { createParents: true }, error('UNSAFE_ENTRY', 0))
+  write('below a FIFO with createParents', ['fifo', 'x'], text, { createParents: true }, error('UNSAFE_ENTRY', 0))
+  write('through a symlink to a directory', ['link-dir', 'x.txt'], text, undefined, error('UNSAFE_ENTRY', 0))
+  write('through a symlink to "."', ['link-self', 'x.txt'], text, undefined, error('UNSAFE_ENTRY', 0))
+  write('through a symlink to ".."', ['link-parent', 'x.txt'], text, undefined, error('UNSAFE_ENTRY', 0))
+  write('through a symlink to outside', ['link-outside-dir', 'secret.txt'], text, undefined, error('UNSAFE_ENTRY', 0))
+  write('through a symlink to "/"', ['link-absolute-dir', 'agent-os-conformance-escape.txt'], text, undefined, error('UNSAFE_ENTRY', 0))
+  write('through a chain of symlinks', ['link-chain', 'x.txt'], text, undefined, error('UNSAFE_ENTRY', 0))
+  write('through a symlink loop', ['link-loop', 'x.txt'], text, undefined, error('UNSAFE_ENTRY', 0))
+  write('createParents through a symlink to a directory', ['link-dir', 'new', 'x.txt'], text, { createParents: true }, error('UNSAFE_ENTRY', 0))
+  write('createParents through a symlink to outside', ['link-outside-dir', 'new', 'x.txt'], text, { createParents: true }, error('UNSAFE_ENTRY', 0))
+  write('createParents through a dangling symlink', ['link-dangling', 'x.txt'], text, { createParents: true }, error('UNSAFE_ENTRY', 0))
+  write('createParents through a symlink to ".."', ['link-parent', 'outside', 'x.txt'], text, { createParents: true }, error('UNSAFE_ENTRY', 0))
+  write('createParents through a symlinked parent at index 1', ['sub', 'link-up', 'new', 'x.txt'], text, { createParents: true }, error('UNSAFE_ENTRY', 1))
+  write('createParents through a symlink to outside at index 2', ['sub', 'deep', 'link-out', 'new', 'x.txt'], text, { createParents: true }, error('UNSAFE_ENTRY', 2))
+  for (const [title, bad] of BAD_TEXT) {
+    write(`over a file with ${title}`, ['a.txt'], bad, undefined, error('INVALID_CONTENT'))
+    write(`a new file with ${title}`, ['new.txt'], bad, { createParents: true }, error('INVALID_CONTENT'))
+  }
+  for (const [title, bad] of BAD_TEXT_TYPES) {
+    write(`with text ${title}`, ['new.txt'], bad, undefined, error('INVALID_PATH'))
+  }
+  for (const [title, options] of BAD_WRITE_OPTIONS) {
+    write(`with ${title}`, ['new.txt'], text, options, error('INVALID_PATH'))
+  }
+
+  // Segment rules, for every operation.
+  for (const [title, segments, index] of BAD_SEGMENTS) {
+    read(`with ${title}`, segments, error('INVALID_PATH', index))
+    list(`with ${title}`, segments, error('INVALID_PATH', index))
+    write(`with ${title}`, segments, text, { createParents: true }, error('INVALID_PATH', index))
+  }
+  for (const [title, segments, index] of WINDOWS_NAMES) {
+    read(`with ${title}`, segments, windows ? error('INVALID_PATH', index) : none())
+    list(`with ${title}`, segments, windows ? error('INVALID_PATH', index) : none())
+  }
+  for (const [title, options] of BAD_BUDGETS) {
+    // Pushed directly: read() would put its default budget in place of undefined.
+    rows.push({ title: `readBytes with ${title}`, layout: 'HOSTILE', op: 'readBytes', segments: ['a.txt'], options, expect: error('INVALID_PATH') })
+  }
+  return rows
+}
+
+const CASES = buildCases()
+
+// ------------------------------------------------------- trees on disk and back
+
+function classify (value) {
+  if (typeof value === 'string' || value instanceof Uint8Array) return 'file'
+  const keys = Object.keys(value)
+  if (keys.length === 1 && keys[0] === 'symlink' && typeof value.symlink === 'string') return 'symlink'
+  if (keys.length === 1 && keys[0] === 'other' && value.other === true) return 'other'
+  return 'directory'
+}
+
+/** Creates `tree` inside the existing directory `dir`: files, directories, symlinks with
+ * the given target text, and `{ other: true }` as a FIFO. */
+function materialize (tree, dir) {
+  for (const name of Object.keys(tree)) {
+    const value = tree[name]
+    const at = path.join(dir, name)
+    switch (classify(value)) {
+      case 'file':
+        fs.writeFileSync(at, value)
+        break
+      case 'symlink':
+        fs.symlinkSync(value.symlink, at)
+        break
+      case 'other':
+        // Node has no mkfifo; coreutils' does exactly that.
+        execFileSync('mkfifo', [at])
+        break
+      default:
+        fs.mkdirSync(at)
+        materialize(value, at)
+    }
+  }
+}
+
+/** Reads a directory on disk back as a normalised tree (see normalize), never
+ * following links and never opening anything but regular files. */
+function readDiskTree (dir) {
+  const out = {}
+  for (const name of fs.readdirSync(dir).sort()) {
+    const at = path.join(dir, name)
+    const st = fs.lstatSync(at)
+    if (st.isFile()) out[name] = { file: fs.readFileSync(at).toString('hex') }
+    else if (st.isDirectory()) out[name] = { directory: readDiskTree(at) }
+    else if (st.isSymbolicLink()) out[name] = { symlink: fs.readlinkSync(at) }
+    else out[name] = { other: true }
+  }
+  return out
+}
+
+/** A MemoryTree in one unambiguous, comparable form: every entry tagged, file content
+ * as hex, names sorted. */
+function normalize (tree) {
+  const out = {}
+  for (const name of Object.keys(tree).sort()) {
+    const value = tree[name]
+    switch (classify(value)) {
+      case 'file':
+        out[name] = { file: Buffer.from(value).toString('hex') }
+        break
+      case 'symlink':
+        out[name] = { symlink: value.symlink }
+        break
+      case 'other':
+        out[name] = { other: true }
+        break
+      default:
+        out[name] = { directory: normalize(value) }
+    }
+  }
+  return out
+}
+
+/** The normalised `tree` with `content` at `segments`, creating directories on the way. */
+function withFile (normalized, segments, content) {
+  const copy = structuredClone(normalized)
+  let dir = copy
+  for (const name of segments.slice(0, -1)) {
+    if (dir[name] === undefined) dir[name] = { directory: {} }
+    dir = dir[name].directory
+  }
+  const hex = (typeof content === 'string' ? Buffer.from(content, 'utf8') : Buffer.from(content)).toString('hex')
+  dir[segments[segments.length - 1]] = { file: hex }
+  return sortKeys(copy)
+}
+
+function sortKeys (normalized) {
+  const out = {}
+  for (const name of Object.keys(normalized).sort()) {
+    const entry = normalized[name]
+    out[name] = entry.directory ? { directory: sortKeys(entry.directory) } : entry
+  }
+  return out
+}
+
+module.exports = {
+  LAYOUTS,
+  OUTSIDE,
+  HOSTILE,
+  TOP_LINKS,
+  CASES,
+  BAD_SEGMENTS,
+  BAD_BUDGETS,
+  BAD_TEXT,
+  materialize,
+  readDiskTree,
+  normalize,
+  withFile
+}
