@@ -24,7 +24,8 @@
             "src/file_authority/posix_read.c",
             "src/file_authority/posix_write.c",
             "src/file_authority/posix_list.c",
-            "src/node_lock/posix.c"
+            "src/node_lock/posix.c",
+            "src/process/posix.c"
           ],
           "cflags_c": [
             "-std=c11",

@@ -1,0 +1,56 @@
+/* Killing a process tree: the plain C core of the `process` primitive.
+ *
+ * Knows nothing of Node-API. A tree is held from its root process (the spawned
+ * child) and remembers every process it has signalled, each by an identity that a
+ * recycled pid cannot take over (Linux: a pidfd; Windows: a process handle; macOS:
+ * pid plus start time, see src/process/darwin.c for the residual race). Functions
+ * return 0 or a negative errno value.
+ *
+ * A tree is used by one thread at a time. */
+#ifndef AOS_PROCESS_PROCESS_H
+#define AOS_PROCESS_PROCESS_H
+
+#include <stddef.h>
+
+typedef struct aos_proc_tree aos_proc_tree;
+
+/* aos_proc_tree_open flags. */
+enum {
+  /* Linux only: identify processes by pid and start time instead of pidfds, the
+   * fallback for kernels without pidfd_open. Lets the tests run that path. */
+  AOS_PROC_NO_PIDFD = 1u << 0
+};
+
+/* Holds the process `pid` as the root of a tree. The caller guarantees that `pid`
+ * still names the process it means (for a child spawned by this process: its exit
+ * has not been reaped yet). A root that is already gone is not an error: the tree
+ * then has no root and finds nothing from it. -EINVAL for pid <= 0 or the calling
+ * process itself, -ENOMEM. */
+int aos_proc_tree_open(int pid, unsigned flags, aos_proc_tree **out);
+
+/* Sends `sig` to the tree: to the root's process group when that group is the root's
+ * own (the root leads it) and not the caller's group, and to every process found by
+ * walking parent links down from the root and from every process signalled earlier
+ * that is still alive (plus the members of that group). The processes found are
+ * stopped and the walk repeated until it finds nothing new, so a process forked
+ * during the walk cannot slip past; `sig` is then sent, followed by SIGCONT unless
+ * `sig` is SIGKILL or SIGSTOP. Never signals the calling process or its group.
+ * On Windows every process found is terminated and `sig` is ignored.
+ *
+ * `*signalled` receives how many processes `sig` was delivered to in this call.
+ * Returns 0, or a negative errno when the process table could not be read (the
+ * processes already held were still signalled). */
+int aos_proc_tree_signal(aos_proc_tree *tree, int sig, size_t *signalled);
+
+/* How many processes this tree signalled that have not exited yet (a zombie has
+ * exited). Never blocks. */
+size_t aos_proc_tree_alive(aos_proc_tree *tree);
+
+/* Copies the pids of the processes this tree signalled (at most `cap`) into `pids`
+ * and returns how many there are in total. */
+size_t aos_proc_tree_pids(const aos_proc_tree *tree, int *pids, size_t cap);
+
+/* Releases every identity the tree holds. `tree` may be NULL. */
+void aos_proc_tree_close(aos_proc_tree *tree);
+
+#endif

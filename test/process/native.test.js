@@ -1,0 +1,126 @@
+'use strict'
+// The native part directly: held identities are never fooled by a recycled pid, the
+// pid + start-time fallback (kernels without pidfd_open) works, handles are opaque.
+
+const assert = require('node:assert/strict')
+const fs = require('node:fs')
+const { spawn } = require('node:child_process')
+const { once } = require('node:events')
+
+const binding = require('../../lib/binding.js')
+const { killProcessTree } = require('../../lib/process.js')
+const { identity, isAlive, survivors, spawnTree, reap } = require('./helpers.js')
+
+const native = process.platform === 'linux' ? binding.part('process') : undefined
+const NS_LAST_PID = '/proc/sys/kernel/ns_last_pid'
+
+/** Spawns `sleep` so that it gets exactly `pid` (root may steer the next pid through
+ * ns_last_pid); undefined when another process took the pid first every time. */
+async function spawnWithPid (pid) {
+  for (let i = 0; i < 20; i++) {
+    fs.writeFileSync(NS_LAST_PID, String(pid - 1))
+    const child = spawn('sleep', ['1000'], { detached: true, stdio: 'ignore' })
+    if (child.pid === pid) return child
+    child.kill('SIGKILL')
+    await once(child, 'exit')
+  }
+  return undefined
+}
+
+describe('process: native part', function () {
+  before(function () {
+    if (process.platform !== 'linux') this.skip() // /proc and shell trees: Linux only
+  })
+  for (const noPidfd of [false, true]) {
+    it(`never signals a recycled pid: a held process that exited and was reaped stays gone (noPidfd: ${noPidfd})`, async function () {
+      let writable = true
+      try { fs.accessSync(NS_LAST_PID, fs.constants.W_OK) } catch { writable = false }
+      if (!writable || process.getuid() !== 0) {
+        this.skip() // steering pids needs root (CAP_SYS_ADMIN / CAP_CHECKPOINT_RESTORE)
+      }
+      const first = spawn('sleep', ['1000'], { detached: true, stdio: 'ignore' })
+      const pid = first.pid
+      const tree = native.open(pid, noPidfd)
+      // SIGWINCH does nothing to sleep: the process is now a signalled member.
+      assert.equal(await native.signal(tree, 28), 1)
+      assert.deepEqual(native.pids(tree), [pid])
+      assert.equal(native.alive(tree), 1)
+      if (noPidfd) {
+        // The fallback tells processes apart by start time, counted in clock ticks
+        // (10 ms): a pid reused within the same tick is its documented residual race.
+        await new Promise((resolve) => setTimeout(resolve, 30))
+      }
+      first.kill('SIGKILL')
+      await once(first, 'exit') // reaped by Node: the pid is free
+      const second = await spawnWithPid(pid)
+      assert.ok(second !== undefined, 'could not recycle the pid')
+      const id = identity(second.pid)
+      try {
+        assert.equal(native.alive(tree), 0) // the new process is not the held one
+        assert.equal(await native.signal(tree, 9), 0) // SIGKILL reaches nobody
+        assert.equal(isAlive(id), true)
+      } finally {
+        native.close(tree)
+        second.kill('SIGKILL')
+      }
+    })
+  }
+
+  describe('pid + start time fallback (AGENT_OS_PROCESS_NO_PIDFD=1)', function () {
+    let saved
+    before(function () {
+      saved = process.env.AGENT_OS_PROCESS_NO_PIDFD
+      process.env.AGENT_OS_PROCESS_NO_PIDFD = '1'
+    })
+    after(function () {
+      if (saved === undefined) delete process.env.AGENT_OS_PROCESS_NO_PIDFD
+      else process.env.AGENT_OS_PROCESS_NO_PIDFD = saved
+    })
+    for (const [kind, detached] of [['obey', true], ['ignore', true], ['escapee', true], ['deep', true],
+      ['wide', false], ['orphanedIgnorer', false], ['orphanedIgnorer', true]]) {
+      it(`kills a ${kind} tree (detached: ${detached}) with no survivors`, async function () {
+        const { child, ids } = await spawnTree(kind, { detached })
+        try {
+          await killProcessTree(child, { graceMs: 150 })
+          assert.deepEqual(survivors(ids), [])
+        } finally {
+          reap(ids)
+        }
+      })
+    }
+  })
+
+  it('a tree handle is opaque and checked', async function () {
+    const child = spawn('sleep', ['1000'], { detached: true, stdio: 'ignore' })
+    const exited = once(child, 'exit')
+    const tree = native.open(child.pid, false)
+    try {
+      assert.deepEqual(Object.keys(tree), [])
+      assert.equal(JSON.stringify(tree), '{}')
+      assert.throws(() => native.alive({}), { name: 'TypeError' })
+      assert.throws(() => native.signal(tree, 0), { name: 'TypeError' })
+      assert.throws(() => native.open(0, false), { name: 'TypeError' })
+      assert.throws(() => native.open(process.pid, false), { hostCode: 'EINVAL' })
+      const p = native.signal(tree, 15)
+      assert.throws(() => native.alive(tree), /in flight/)
+      native.close(tree) // deferred until the signal work ends
+      assert.equal(await p, 1)
+      assert.equal(native.alive(tree), 0)
+      native.close(tree) // idempotent
+      await exited
+      assert.equal(child.signalCode, 'SIGTERM')
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+    }
+  })
+
+  it('a root that is already gone gives a tree that finds and signals nothing', async function () {
+    const child = spawn('true', [], { stdio: 'ignore' })
+    const pid = child.pid
+    await once(child, 'exit')
+    const tree = native.open(pid, false)
+    assert.equal(await native.signal(tree, 9), 0)
+    assert.equal(native.alive(tree), 0)
+    native.close(tree)
+  })
+})
