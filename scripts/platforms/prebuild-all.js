@@ -10,8 +10,9 @@
 // macOS prebuilds come from the release workflow (.github/workflows/release.yml).
 
 const { spawnSync } = require('node:child_process')
+const fs = require('node:fs')
 const path = require('node:path')
-const { ROOT, nodeBinary, seconds } = require('./lib.js')
+const { ROOT, cacheDir, nodeBinary, seconds } = require('./lib.js')
 const { crossBuild } = require('./cross-build.js')
 const emulators = require('./emulators.js')
 
@@ -46,14 +47,26 @@ function verify (target) {
     args = emu.args
     env = emu.env
   }
-  const res = spawnSync(cmd, [...args, '-e', PROBE, ROOT], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, PREBUILDS_ONLY: '1' },
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
-  if (res.status !== 0) throw new Error(`loading the ${target} prebuild failed: ${(res.stderr || '').trim().split('\n').slice(0, 6).join(' | ')}`)
-  const out = JSON.parse(res.stdout.trim().split('\n').pop())
+  // Output goes to files: node.exe under wine cannot write to a Unix pipe.
+  const dir = cacheDir('results')
+  const outFile = path.join(dir, `probe-${target}.out`)
+  const errFile = path.join(dir, `probe-${target}.err`)
+  const fds = [fs.openSync(outFile, 'w'), fs.openSync(errFile, 'w')]
+  let res
+  try {
+    res = spawnSync(cmd, [...args, '-e', PROBE, ROOT], {
+      cwd: ROOT,
+      env: { ...process.env, ...env, PREBUILDS_ONLY: '1' },
+      stdio: ['ignore', fds[0], fds[1]]
+    })
+  } finally {
+    fds.forEach((fd) => fs.closeSync(fd))
+  }
+  const stdout = fs.readFileSync(outFile, 'utf8')
+  const stderr = fs.readFileSync(errFile, 'utf8')
+  if (res.error) throw res.error
+  if (res.status !== 0) throw new Error(`loading the ${target} prebuild failed: ${stderr.trim().split('\n').slice(0, 6).join(' | ')}`)
+  const out = JSON.parse(stdout.trim().split('\n').pop())
   const want = ['fileAuthority', 'nodeLock', 'process']
   if (out.file !== FILE || `${out.platform}-${out.arch}` !== target || !want.every((p) => out.parts.includes(p))) {
     throw new Error(`the ${target} prebuild loaded as ${JSON.stringify(out)}`)
