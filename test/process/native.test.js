@@ -17,7 +17,9 @@ const NS_LAST_PID = '/proc/sys/kernel/ns_last_pid'
 /** Spawns `sleep` so that it gets exactly `pid` (root may steer the next pid through
  * ns_last_pid); undefined when another process took the pid first every time. */
 async function spawnWithPid (pid) {
-  for (let i = 0; i < 20; i++) {
+  // Every task created anywhere on the host (processes and threads alike) races for
+  // the steered pid, so a busy machine needs many tries.
+  for (let i = 0; i < 200; i++) {
     fs.writeFileSync(NS_LAST_PID, String(pid - 1))
     const child = spawn('sleep', ['1000'], { detached: true, stdio: 'ignore' })
     if (child.pid === pid) return child
