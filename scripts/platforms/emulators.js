@@ -30,7 +30,14 @@ function arm64 (nodeBin) {
     throw new Error(`the arm64 C library (${AARCH64_SYSROOT}) is missing: ${INSTALL}`)
   }
   const env = { QEMU_LD_PREFIX: AARCH64_SYSROOT }
-  if (binfmtEnabled()) return { cmd: nodeBin, args: [], env, binfmt: true }
+  if (binfmtEnabled()) {
+    // A child started with an environment of its own loses QEMU_LD_PREFIX; qemu then
+    // looks in /etc/qemu-binfmt/aarch64, which install-toolchains.sh links.
+    const notes = fs.existsSync('/etc/qemu-binfmt/aarch64/lib/ld-linux-aarch64.so.1')
+      ? undefined
+      : '/etc/qemu-binfmt/aarch64 is missing: arm64 children started with a replaced environment cannot start'
+    return { cmd: nodeBin, args: [], env, binfmt: true, notes }
+  }
   return {
     cmd: 'qemu-aarch64',
     args: ['-L', AARCH64_SYSROOT, nodeBin],

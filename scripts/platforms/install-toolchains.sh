@@ -24,6 +24,14 @@ $SUDO apt-get install -y --no-install-recommends \
   gcc-mingw-w64-x86-64 binutils-mingw-w64-x86-64 \
   wine64
 
+# qemu looks for the arm64 loader and C library under /etc/qemu-binfmt/aarch64 unless
+# QEMU_LD_PREFIX says otherwise; point it at the cross C library, so an arm64 program
+# started with a scrubbed environment (no QEMU_LD_PREFIX) still runs.
+if [ ! -e /etc/qemu-binfmt/aarch64 ]; then
+  $SUDO mkdir -p /etc/qemu-binfmt
+  $SUDO ln -s /usr/aarch64-linux-gnu /etc/qemu-binfmt/aarch64
+fi
+
 # qemu-user-binfmt ships /usr/lib/binfmt.d/qemu-aarch64.conf; systemd-binfmt loads it at
 # boot. Containers and CI machines without systemd never run that, so load it here.
 bin=/proc/sys/fs/binfmt_misc
