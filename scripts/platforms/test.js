@@ -30,6 +30,7 @@ const emulators = require('./emulators.js')
 const TARGETS = ['node22', 'node24', 'linux-arm64', 'win32-x64']
 const ALIASES = { arm64: 'linux-arm64', win32: 'win32-x64', windows: 'win32-x64', all: TARGETS }
 const EMULATED_TIMEOUT = '120000'
+const LINGER_MS = 60000
 // Left out of the emulated runs: they test nothing that depends on the platform, and
 // each takes minutes under emulation. They run on every x64 run.
 //   test/package/types.test.js  type-checks the .d.ts files with tsc (identical on every
@@ -154,17 +155,37 @@ function runOne (target, opts) {
     const child = spawn(p.cmd, [...p.args, ...mochaOptions(target, opts.mocha)], {
       cwd: ROOT,
       env: { ...process.env, ...p.env },
-      stdio: ['ignore', fd, fd]
+      stdio: ['ignore', fd, fd],
+      detached: true // its own process group, so the watchdog can end all of it
     })
     fs.closeSync(fd)
     let shown = 0
+    let summaryAt
     const follow = () => {
       const text = fs.readFileSync(log)
       if (text.length > shown) process.stdout.write(text.subarray(shown))
       shown = text.length
-      return text.toString('utf8')
+      const str = text.toString('utf8')
+      if (summaryAt === undefined && /^\s+\d+ passing \(/m.test(str)) summaryAt = Date.now()
+      return str
     }
-    const timer = setInterval(follow, 500)
+    // The watchdog: mocha (without --exit) stays up while a test left a handle open or
+    // a child unreaped; that is reported as an error of the run, never waited out.
+    // A whole run is bounded too (AGENT_OS_PLATFORMS_TIMEOUT_MIN, default 45).
+    const limit = Number(process.env.AGENT_OS_PLATFORMS_TIMEOUT_MIN || 45) * 60000
+    const stop = (why) => {
+      if (result.error) return
+      result.error = why
+      try { process.kill(-child.pid, 'SIGKILL') } catch {}
+    }
+    const timer = setInterval(() => {
+      follow()
+      if (summaryAt !== undefined && Date.now() - summaryAt > LINGER_MS) {
+        stop(`mocha did not exit within ${LINGER_MS / 1000} s of its summary (a handle left open or a child left unreaped); ended`)
+      } else if (Date.now() - prepared > limit) {
+        stop(`the run took longer than ${limit / 60000} min; ended`)
+      }
+    }, 500)
     child.on('error', (err) => { result.error = err.message })
     child.on('close', (code, signal) => {
       clearInterval(timer)
@@ -194,7 +215,7 @@ async function main () {
   let failed = 0
   for (const r of results) {
     passed += r.passing
-    failed += r.failing + (r.error && r.failing === 0 ? 1 : 0)
+    failed += r.failing + (r.error ? 1 : 0)
     const what = r.error && r.passing + r.failing === 0 ? `not run: ${r.error}` : `${r.passing} passing, ${r.failing} failing, ${r.pending} pending${r.error ? ` (${r.error})` : ''}`
     console.log(`${r.target.padEnd(12)} ${(r.node || '').padEnd(24)} ${what}  [${seconds(r.seconds * 1000)}${r.buildSeconds ? `, build ${seconds(r.buildSeconds * 1000)}` : ''}]`)
   }
