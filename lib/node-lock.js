@@ -25,7 +25,13 @@ const kReason = Symbol('reason')
 class NodeLockError extends Error {
   constructor (code, details) {
     if (!CODES.has(code)) throw new TypeError('NodeLockError: unknown code')
-    const d = details === undefined || details === null ? {} : details
+    let d
+    try { // each detail read once, so a getter cannot change it between check and use
+      const given = details === undefined || details === null ? {} : details
+      d = { operation: given.operation, holderPid: given.holderPid, hostCode: given.hostCode }
+    } catch {
+      throw new TypeError('NodeLockError: details could not be read')
+    }
     const operation = typeof d.operation === 'string' ? d.operation : 'nodeLock'
     const holderPid = Number.isSafeInteger(d.holderPid) && d.holderPid > 0 ? d.holderPid : undefined
     const hostCode = typeof d.hostCode === 'string' && /^[A-Z][A-Z0-9_]{0,63}$/.test(d.hostCode) ? d.hostCode : undefined
@@ -126,15 +132,29 @@ const DEFAULT_TIMEOUT_MS = 10000
 const FIRST_DELAY_MS = 2
 const MAX_DELAY_MS = 100
 
+function isAbortSignal (value) {
+  try {
+    return value instanceof AbortSignal
+  } catch {
+    return false // a revoked proxy
+  }
+}
+
 function checkAcquireOptions (options) {
   if (options === undefined || options === null) return { timeoutMs: DEFAULT_TIMEOUT_MS, signal: undefined }
   if (typeof options !== 'object') throw new NodeLockError('INVALID_PATH', { operation: 'acquire' })
-  const timeoutMs = options.timeoutMs === undefined ? DEFAULT_TIMEOUT_MS : options.timeoutMs
+  let given, signal
+  try {
+    given = options.timeoutMs
+    signal = options.signal
+  } catch {
+    throw new NodeLockError('INVALID_PATH', { operation: 'acquire' }) // a getter or proxy trap threw
+  }
+  const timeoutMs = given === undefined ? DEFAULT_TIMEOUT_MS : given
   if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs < 0) {
     throw new NodeLockError('INVALID_PATH', { operation: 'acquire' })
   }
-  const signal = options.signal
-  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+  if (signal !== undefined && !isAbortSignal(signal)) {
     throw new NodeLockError('INVALID_PATH', { operation: 'acquire' })
   }
   return { timeoutMs, signal }

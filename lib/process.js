@@ -17,8 +17,8 @@ const DEFAULT_KILL_GRACE_MS = 2000
 const POLL_FIRST_MS = 2
 const POLL_MAX_MS = 50
 
-function typeError (code, message) {
-  const err = new TypeError(message)
+function typeError (code, message, cause) {
+  const err = new TypeError(message, cause === undefined ? undefined : { cause })
   err.code = code
   return err
 }
@@ -36,7 +36,12 @@ function parseOptions (options) {
   if (typeof options !== 'object') {
     throw typeError('INVALID_OPTION', 'killProcessTree: options must be an object')
   }
-  const { signal = 'SIGTERM', graceMs = DEFAULT_KILL_GRACE_MS, preKill } = options
+  let signal, graceMs, preKill
+  try {
+    ({ signal = 'SIGTERM', graceMs = DEFAULT_KILL_GRACE_MS, preKill } = options)
+  } catch (cause) { // a getter or proxy trap threw, or the proxy is revoked
+    throw typeError('INVALID_OPTION', 'killProcessTree: options could not be read', cause)
+  }
   if (typeof signal !== 'string' || !Object.prototype.hasOwnProperty.call(os.constants.signals, signal)) {
     throw typeError('INVALID_OPTION', 'killProcessTree: options.signal is not a known signal name')
   }
@@ -55,10 +60,14 @@ function hasExited (child) {
 }
 
 function checkChild (child) {
-  if (child === null || (typeof child !== 'object' && typeof child !== 'function') ||
-      typeof child.once !== 'function' || typeof child.removeListener !== 'function') {
-    throw typeError('INVALID_OPTION', 'killProcessTree: child is not a ChildProcessLike')
+  let ok
+  try {
+    ok = child !== null && (typeof child === 'object' || typeof child === 'function') &&
+      typeof child.once === 'function' && typeof child.removeListener === 'function'
+  } catch (cause) { // a getter or proxy trap threw, or the proxy is revoked
+    throw typeError('INVALID_OPTION', 'killProcessTree: child could not be read', cause)
   }
+  if (!ok) throw typeError('INVALID_OPTION', 'killProcessTree: child is not a ChildProcessLike')
 }
 
 /**
@@ -71,8 +80,14 @@ function killProcessTree (child, options) {
   try {
     const opts = parseOptions(options)
     checkChild(child)
-    if (hasExited(child)) return Promise.resolve() // 1. nothing to do, no signal sent
-    const pid = child.pid
+    let exited, pid
+    try {
+      exited = hasExited(child)
+      pid = child.pid
+    } catch (cause) { // a getter or proxy trap threw
+      throw typeError('INVALID_OPTION', 'killProcessTree: child could not be read', cause)
+    }
+    if (exited) return Promise.resolve() // 1. nothing to do, no signal sent
     if (pid === undefined || pid === null) {
       throw typeError('NOT_SPAWNED', 'killProcessTree: the child was never spawned (no pid, no exit state)')
     }

@@ -42,11 +42,17 @@ class FileAuthorityError extends Error {
     if (!isCode(code)) {
       throw new TypeError('FileAuthorityError: unknown code')
     }
-    const d = details === undefined || details === null ? {} : details
+    let d
+    try { // each detail read once, so a getter cannot change it between check and use
+      const given = details === undefined || details === null ? {} : details
+      d = { operation: given.operation, segmentIndex: given.segmentIndex, hostCode: given.hostCode, reason: given[kReason] }
+    } catch {
+      throw new TypeError('FileAuthorityError: details could not be read')
+    }
     const operation = typeof d.operation === 'string' ? d.operation : 'fileAuthority'
     const segmentIndex = Number.isSafeInteger(d.segmentIndex) && d.segmentIndex >= 0 ? d.segmentIndex : undefined
     const hostCode = typeof d.hostCode === 'string' && /^[A-Z][A-Z0-9_]{0,63}$/.test(d.hostCode) ? d.hostCode : undefined
-    const reason = typeof d[kReason] === 'string' ? d[kReason] : undefined
+    const reason = typeof d.reason === 'string' ? d.reason : undefined
     super(composeMessage(code, operation, segmentIndex, hostCode, reason))
     Object.defineProperty(this, 'name', { value: 'FileAuthorityError', enumerable: false, configurable: true, writable: true })
     this.code = code
@@ -91,8 +97,17 @@ function segmentProblem (name, windows) {
  * caller's getter or proxy cannot change it between checking and use). Throws
  * INVALID_PATH naming the first bad segment.
  */
+/** Array.isArray, but a revoked proxy (on which it throws) is simply not an array. */
+function isArray (value) {
+  try {
+    return Array.isArray(value)
+  } catch {
+    return false
+  }
+}
+
 function checkSegments (segments, operation, windows = process.platform === 'win32') {
-  if (!Array.isArray(segments)) throw fail('INVALID_PATH', operation)
+  if (!isArray(segments)) throw fail('INVALID_PATH', operation)
   let length
   try {
     length = segments.length
@@ -156,7 +171,11 @@ function encodeText (text, operation) {
     if (!text.isWellFormed()) throw fail('INVALID_CONTENT', operation)
     return Buffer.from(text, 'utf8')
   }
-  if (text instanceof Uint8Array) {
+  let bytes = false
+  try {
+    bytes = text instanceof Uint8Array // a revoked proxy throws here: not bytes
+  } catch {}
+  if (bytes) {
     if (!isUtf8(text)) throw fail('INVALID_CONTENT', operation)
     return Buffer.from(text)
   }

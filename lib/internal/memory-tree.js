@@ -35,10 +35,22 @@ function fileFromBytes (bytes) {
   return { kind: 'file', bytes: new Uint8Array(bytes), text: undefined }
 }
 
+function isBytes (value) {
+  try {
+    return value instanceof Uint8Array
+  } catch {
+    return false // a revoked proxy, or a proxy whose trap throws
+  }
+}
+
 function isPlainObject (value) {
   if (typeof value !== 'object' || value === null) return false
-  const proto = Object.getPrototypeOf(value)
-  return proto === null || Object.getPrototypeOf(proto) === null
+  try {
+    const proto = Object.getPrototypeOf(value)
+    return proto === null || Object.getPrototypeOf(proto) === null
+  } catch {
+    return false // a revoked proxy, or a proxy whose trap throws
+  }
 }
 
 /** Reads a value's own enumerable string keys and their values, each exactly once. */
@@ -84,7 +96,7 @@ function parseNode (value, index, ancestors) {
     if (!value.isWellFormed()) throw fail('INVALID_CONTENT', OPERATION, index)
     return fileFromText(value)
   }
-  if (value instanceof Uint8Array) return fileFromBytes(value)
+  if (isBytes(value)) return fileFromBytes(value)
   if (!isPlainObject(value)) throw fail('INVALID_PATH', OPERATION, index)
   // `{ symlink: string }` and `{ other: true }` are leaves; any other object is a directory.
   const { names, values } = ownEntries(value, index)
