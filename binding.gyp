@@ -71,6 +71,9 @@
           "cflags_c": ["-Werror"],
           "xcode_settings": { "GCC_TREAT_WARNINGS_AS_ERRORS": "YES" }
         }],
+        ["aos_werror==1 and OS=='win'", {
+          "msvs_settings": { "VCCLCompilerTool": { "WarnAsError": "true" } }
+        }],
         ["aos_sanitize==1 and OS=='linux'", {
           "cflags_c": [
             "-fsanitize=address,undefined",

@@ -501,7 +501,8 @@ describe('file-authority/testing: the in-memory stand-in', function () {
         const { reader } = createMemoryAuthorities({ a: 'x' })
         let code
         try { reader.listSync(['a']) } catch (err) { code = err instanceof FileAuthorityError && err.code }
-        console.log(JSON.stringify({ code, names: Object.keys(namespace).sort() }))
+        // Node 23+ also names the CommonJS exports object 'module.exports'.
+        console.log(JSON.stringify({ code, names: Object.keys(namespace).filter((n) => n !== 'module.exports').sort() }))
       `, ['--input-type=module', '-e'])
       assert.equal(result.code, 'UNSAFE_ENTRY')
       assert.deepEqual(result.names, ['FileAuthorityError', 'createMemoryAuthorities', 'default'])

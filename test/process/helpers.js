@@ -21,6 +21,13 @@ function stat (pid) {
   return { state: f[0], ppid: Number(f[1]), pgid: Number(f[2]), sid: Number(f[3]), start: f[19] }
 }
 
+/** This process's own process group. Read from /proc/self/status (NSpgid): qemu-user
+ * synthesizes /proc/<own pid>/stat with a group of 0, while status is the kernel's. */
+function ownPgid () {
+  const m = /^NSpgid:\s*(\d+)/m.exec(fs.readFileSync('/proc/self/status', 'utf8'))
+  return m ? Number(m[1]) : stat(process.pid).pgid
+}
+
 function identity (pid) {
   const s = stat(pid)
   return s === null ? null : { pid, start: s.start }
@@ -124,4 +131,4 @@ async function waitFor (predicate, what) {
   throw new Error(`timed out waiting for ${what}`)
 }
 
-module.exports = { sleep, stat, identity, isAlive, survivors, spawnTree, reap, waitFor, scripts }
+module.exports = { ownPgid, sleep, stat, identity, isAlive, survivors, spawnTree, reap, waitFor, scripts }

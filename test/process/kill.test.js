@@ -7,7 +7,7 @@ const { spawn } = require('node:child_process')
 const { once, EventEmitter } = require('node:events')
 
 const { killProcessTree } = require('../../lib/process.js')
-const { sleep, stat, identity, isAlive, survivors, spawnTree, reap, waitFor } = require('./helpers.js')
+const { ownPgid, sleep, stat, identity, isAlive, survivors, spawnTree, reap, waitFor } = require('./helpers.js')
 
 describe('process: killProcessTree', function () {
   before(function () {
@@ -44,7 +44,7 @@ describe('process: killProcessTree', function () {
 
   it('kills a child that was not spawned detached (same group as the caller) and its tree', async function () {
     const { child, ids } = track(await spawnTree('obey', { detached: false }))
-    assert.equal(stat(child.pid).pgid, stat(process.pid).pgid)
+    assert.equal(stat(child.pid).pgid, ownPgid())
     await killProcessTree(child, { graceMs: 200 })
     assert.deepEqual(survivors(ids), [])
   })
@@ -68,7 +68,7 @@ describe('process: killProcessTree', function () {
     ])
     assert.deepEqual(survivors([...a.ids, ...b.ids]), [])
     assert.equal(isAlive(sib), true)
-    assert.equal(stat(sibling.pid).pgid, stat(process.pid).pgid)
+    assert.equal(stat(sibling.pid).pgid, ownPgid())
     sibling.kill('SIGKILL')
   })
 
