@@ -15,6 +15,7 @@
 #include "node_lock/node_lock.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -35,6 +36,9 @@
 #ifndef O_CLOEXEC
 #error "node-lock needs O_CLOEXEC"
 #endif
+
+/* Extra reads of an empty pid record before the holder counts as unknown. */
+#define AOS_LOCK__PID_RETRIES 16
 
 /* The longest pid record read back: "2147483647\n" with room to spare. */
 #define AOS_LOCK__PID_MAX_BYTES 24
@@ -248,6 +252,13 @@ static int aos_lock__kernel_lists_holder(int64_t pid, const struct stat *st) {
  * (unlocked) descriptor of the guard file, `st` its identity. */
 static int64_t aos_lock__holder_pid(int fd, const struct stat *st) {
   int64_t pid = aos_lock__read_pid(fd);
+  /* A holder records its pid a few system calls after its flock succeeded: an empty
+   * record may just be a holder inside that window. Look again a bounded number of
+   * times, yielding the processor in between. */
+  for (int tries = 0; pid == 0 && tries < AOS_LOCK__PID_RETRIES; tries++) {
+    sched_yield();
+    pid = aos_lock__read_pid(fd);
+  }
   if (!aos_lock__pid_alive(pid)) return 0;
 #ifdef __linux__
   if (aos_lock__kernel_lists_holder(pid, st) == 0) return 0;
