@@ -1,0 +1,66 @@
+'use strict'
+// What a test may need from the platform it runs on, and skipping with a reason when
+// the platform cannot give it. Every reason here is listed in docs/platforms.md; a skip
+// never stands in for a check the platform could run.
+
+const fs = require('node:fs')
+const path = require('node:path')
+
+const windows = process.platform === 'win32'
+const wine = windows && process.env.AGENT_OS_WINE === '1'
+
+const REASONS = {
+  noFifo: 'Windows has no FIFO (nor another non-regular entry a test can create); the FIFO cases run on Linux and macOS',
+  noSymlink: 'the symlink was not created (wine 8: CreateSymbolicLinkW reports success and creates nothing); real Windows runs this',
+  noJunction: 'junctions cannot be created here (wine 8: ENOTSUP); real Windows runs this',
+  posixMode: 'POSIX permission bits: Windows has no mode bits beyond read-only',
+  posixTools: 'needs POSIX tools (sh, sleep, bash) as children',
+  unixSocket: 'a Unix socket in the file system: POSIX only',
+  renameOverOpen: 'renaming over a file another handle holds open: Windows refuses it (sharing violation)'
+}
+
+/** Marks the running test as skipped and names why, in its title (mocha prints it
+ * among the pending tests). */
+function skipBecause (ctx, reason) {
+  if (ctx.test) ctx.test.title += ` [skipped: ${reason}]`
+  ctx.skip()
+}
+
+/** Creates a symlink and reports whether one now exists at `at`; false when creating
+ * it failed (no privilege, no support) or "succeeded" without a link (wine). Whatever
+ * was left instead of a link is removed. */
+function makeSymlink (target, at, type) {
+  try {
+    fs.symlinkSync(target, at, type)
+  } catch (err) {
+    if (['EPERM', 'ENOTSUP', 'ENOSYS', 'EACCES'].includes(err.code) && windows) return false
+    throw err
+  }
+  let st
+  try {
+    st = fs.lstatSync(at)
+  } catch {
+    return false
+  }
+  if (st.isSymbolicLink()) return true
+  fs.rmSync(at, { recursive: true, force: true })
+  return false
+}
+
+let symlinksProbed
+/** True when this host creates symlinks (probed once, in a scratch directory). */
+function symlinksWork () {
+  if (!windows) return true
+  if (symlinksProbed === undefined) {
+    const dir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'agent-os-probe-'))
+    try {
+      fs.writeFileSync(path.join(dir, 'target'), '')
+      symlinksProbed = makeSymlink('target', path.join(dir, 'link'))
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  }
+  return symlinksProbed
+}
+
+module.exports = { windows, wine, REASONS, skipBecause, makeSymlink, symlinksWork }
