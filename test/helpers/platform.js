@@ -16,6 +16,9 @@ const REASONS = {
   posixMode: 'POSIX permission bits: Windows has no mode bits beyond read-only',
   posixTools: 'needs POSIX tools (sh, sleep, bash) as children',
   unixSocket: 'a Unix socket in the file system: POSIX only',
+  noDevice: 'a device node made with mknod: POSIX only',
+  rawNames: 'Windows names are UTF-16: a name of bytes that are not UTF-8 cannot be made',
+  mount: 'mounting a tmpfs below the root: Linux only',
   renameOverOpen: 'renaming over a file another handle holds open: Windows refuses it (sharing violation)'
 }
 
