@@ -19,13 +19,17 @@ const REASONS = {
   noDevice: 'a device node made with mknod: POSIX only',
   rawNames: 'Windows names are UTF-16: a name of bytes that are not UTF-8 cannot be made',
   mount: 'mounting a tmpfs below the root: Linux only',
+  procFd: 'counts open descriptors through /proc/self/fd: Linux only (Windows handles are not descriptors)',
+  procfs: 'reads /proc/self/status, a file whose size says 0: Linux only',
+  caseAndFifo: 'lists "b" and "B" (one name on Windows, case-insensitive) beside a FIFO; the conformance battery checks listing order and kinds on Windows',
   renameOverOpen: 'renaming over a file another handle holds open: Windows refuses it (sharing violation)'
 }
 
 /** Marks the running test as skipped and names why, in its title (mocha prints it
  * among the pending tests). */
 function skipBecause (ctx, reason) {
-  if (ctx.test) ctx.test.title += ` [skipped: ${reason}]`
+  const test = ctx.currentTest || ctx.test
+  if (test) test.title += ` [skipped: ${reason}]`
   ctx.skip()
 }
 
