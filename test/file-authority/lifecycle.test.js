@@ -10,7 +10,7 @@ const { spawnSync } = require('node:child_process')
 const { Worker } = require('node:worker_threads')
 const fa = require('../../lib/file-authority.js')
 const { makeSandbox, mkfifo, fdCount } = require('../helpers/fs-layouts.js')
-const { windows, REASONS, skipBecause, makeSymlink } = require('../helpers/platform.js')
+const { windows, wine, REASONS, skipBecause, makeSymlink } = require('../helpers/platform.js')
 
 const LIB = require.resolve('../../lib/file-authority.js')
 
@@ -288,6 +288,11 @@ describe('file-authority secrecy', function () {
     fs.mkdirSync(root)
     try { await fa.openReadAuthority(root, { sameRootAs: r }) } catch (err) { assertSecret(err); n++ }
     fs.rmSync(root + 'moved', { recursive: true })
+    if (wine) {
+      r.closeSync()
+      w.closeSync()
+      skipBecause(this, `the last step, a removed root: ${REASONS.wineDeletePending}`)
+    }
     try { r.readBytesSync(seg(SEG_MARK + '.txt'), { maxBytes: 100 }) } catch (err) { assertSecret(err); assert.strictEqual(err.code, 'ROOT_CHANGED'); n++ }
     assert.strictEqual(n, failing.length + 4)
     r.closeSync()

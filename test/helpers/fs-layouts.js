@@ -23,7 +23,8 @@ function makeSandbox (prefix = 'aos-fa-') {
     base,
     root,
     outside,
-    cleanup () { fs.rmSync(base, { recursive: true, force: true }) }
+    // Windows: a file a just-killed child had open may stay busy for a moment.
+    cleanup () { fs.rmSync(base, { recursive: true, force: true, maxRetries: windows ? 20 : 0, retryDelay: 100 }) }
   }
 }
 

@@ -22,7 +22,10 @@ const REASONS = {
   procFd: 'counts open descriptors through /proc/self/fd: Linux only (Windows handles are not descriptors)',
   procfs: 'reads /proc/self/status, a file whose size says 0: Linux only',
   caseAndFifo: 'lists "b" and "B" (one name on Windows, case-insensitive) beside a FIFO; the conformance battery checks listing order and kinds on Windows',
-  renameOverOpen: 'renaming over a file another handle holds open: Windows refuses it (sharing violation)'
+  wineRoot: 'wine keeps the read-only attribute as Unix mode bits, which root (the user of this run) bypasses; real Windows runs this',
+  renameOverOpen: 'replacing a file another process holds open: Windows refuses the rename (HOST_IO EACCES) under the classic rename semantics the Windows core uses',
+  deletePendingName: 'Windows keeps a removed directory\'s name while a handle still holds it (delete pending), so nothing can be put back under that name',
+  wineDeletePending: 'wine 8 keeps a removed directory that a handle still holds and does not report it as delete pending (FILE_STANDARD_INFO.DeletePending), so the Windows core cannot see the root was removed; real Windows runs this'
 }
 
 /** Marks the running test as skipped and names why, in its title (mocha prints it
