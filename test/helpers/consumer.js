@@ -34,7 +34,7 @@ function makeConsumer () {
     node (args, env = {}) {
       return spawnSync(process.execPath, args, {
         cwd: dir,
-        env: { ...process.env, ...env },
+        env: { ...process.env, ...bindingRoot(), ...env },
         encoding: 'utf8',
         timeout: 60000
       })
@@ -43,6 +43,14 @@ function makeConsumer () {
       fs.rmSync(dir, { recursive: true, force: true })
     }
   }
+}
+
+/** AGENT_OS_BINDING_ROOT made absolute for a child in another directory: the wine
+ * runner gives a drive-relative path ("/work/..."), which in the consumer's directory
+ * (on drive C:) would name another place. */
+function bindingRoot () {
+  const root = process.env.AGENT_OS_BINDING_ROOT
+  return root === undefined ? {} : { AGENT_OS_BINDING_ROOT: path.resolve(root) }
 }
 
 /** Copies what the package publishes (and the binding built or prebuilt here) into
