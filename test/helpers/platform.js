@@ -12,9 +12,7 @@ const wine = windows && process.env.AGENT_OS_WINE === '1'
 const REASONS = {
   noFifo: 'Windows has no FIFO (nor another non-regular entry a test can create); the FIFO cases run on Linux and macOS',
   noSymlink: 'the symlink was not created (wine 8: CreateSymbolicLinkW reports success and creates nothing); real Windows runs this',
-  noJunction: 'junctions cannot be created here (wine 8: ENOTSUP); real Windows runs this',
   posixMode: 'POSIX permission bits: Windows has no mode bits beyond read-only',
-  posixTools: 'needs POSIX tools (sh, sleep, bash) as children',
   unixSocket: 'a Unix socket in the file system: POSIX only',
   noDevice: 'a device node made with mknod: POSIX only',
   rawNames: 'Windows names are UTF-16: a name of bytes that are not UTF-8 cannot be made',

@@ -52,7 +52,8 @@ describe('examples/exact-process', function () {
   afterEach(function () {
     // Never leave a stray process behind, whatever a failed assertion left running.
     for (const pid of leftovers.splice(0)) if (alive(pid)) process.kill(pid, 'SIGKILL')
-    fs.rmSync(cwd, { recursive: true, force: true })
+    // Windows: a command that just ended may hold its working directory for a moment.
+    fs.rmSync(cwd, { recursive: true, force: true, maxRetries: process.platform === 'win32' ? 20 : 0, retryDelay: 100 })
   })
   const grandchildPid = () => {
     const pid = Number(fs.readFileSync(path.join(cwd, 'grandchild.pid'), 'utf8'))
