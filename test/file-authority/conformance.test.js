@@ -18,6 +18,7 @@ const util = require('node:util')
 
 const common = require('../../lib/internal/file-authority-common.js')
 const L = require('../helpers/conformance-layouts.js')
+const { skipBecause } = require('../helpers/platform.js')
 
 const MESSAGE = /^[A-Za-z]+ failed: [A-Z_]+( at segment \d+)?( \([A-Z0-9_]+\))?$/
 const BUDGET = { maxBytes: 1 << 20 }
@@ -34,6 +35,8 @@ const memoryFace = {
     return {
       reader,
       writer,
+      missing: [],
+      layout: L.normalize(tree),
       state: () => L.normalize(snapshot()),
       outsideState: () => L.normalize(L.OUTSIDE),
       async cleanup () {
@@ -53,7 +56,9 @@ const nativeFace = {
     const outside = path.join(dir, 'outside')
     fs.mkdirSync(root)
     fs.mkdirSync(outside)
-    L.materialize(tree, root)
+    // What this platform cannot create (a FIFO on Windows, symlinks under wine) is left
+    // out; the rows that need it skip, naming the reason.
+    const missing = L.materialize(tree, root)
     L.materialize(L.OUTSIDE, outside)
     let reader, writer
     try {
@@ -67,6 +72,8 @@ const nativeFace = {
     return {
       reader,
       writer,
+      missing,
+      layout: L.withoutMissing(L.normalize(tree), missing),
       state: () => L.readDiskTree(root),
       outsideState: () => L.readDiskTree(outside),
       async cleanup () {
@@ -152,8 +159,8 @@ function checkOutcome (mod, row, outcome) {
   }
 }
 
-function expectedState (row) {
-  const before = L.normalize(L.LAYOUTS[row.layout])
+function expectedState (row, ctx) {
+  const before = ctx.layout
   return row.expect.written ? L.withFile(before, row.segments, row.text) : before
 }
 
@@ -197,9 +204,14 @@ for (const face of [memoryFace, nativeFace]) {
           it(`${row.title} (${form})`, async function () {
             if (row.op === 'writeText') {
               const ctx = await face.open(mod, L.LAYOUTS[row.layout])
+              const reason = L.missingReason(row, ctx.missing)
+              if (reason) {
+                await ctx.cleanup()
+                skipBecause(this, reason)
+              }
               try {
                 checkOutcome(mod, row, await perform(ctx.writer, row.op, form, argsOf(row)))
-                assert.deepEqual(ctx.state(), expectedState(row), 'the tree after the write')
+                assert.deepEqual(ctx.state(), expectedState(row, ctx), 'the tree after the write')
                 assert.deepEqual(ctx.outsideState(), L.normalize(L.OUTSIDE), 'nothing outside the root changed')
                 assert.equal(fs.existsSync(ESCAPE_TARGET), false, 'nothing written through the symlink to "/"')
               } finally {
@@ -207,6 +219,8 @@ for (const face of [memoryFace, nativeFace]) {
               }
             } else {
               const ctx = await sharedContext(row.layout)
+              const reason = L.missingReason(row, ctx.missing)
+              if (reason) skipBecause(this, reason)
               checkOutcome(mod, row, await perform(ctx.reader, row.op, form, argsOf(row)))
             }
           })
@@ -216,7 +230,7 @@ for (const face of [memoryFace, nativeFace]) {
       it('reading and listing changed nothing in any layout', async function () {
         assert.ok(shared.size > 0)
         for (const [layout, ctx] of shared) {
-          assert.deepEqual(ctx.state(), L.normalize(L.LAYOUTS[layout]), layout)
+          assert.deepEqual(ctx.state(), ctx.layout, layout)
           assert.deepEqual(ctx.outsideState(), L.normalize(L.OUTSIDE), layout)
         }
       })
@@ -297,7 +311,7 @@ for (const face of [memoryFace, nativeFace]) {
         await expectCode(R.list.call(writer, []), 'INVALID_PATH', 'list')
         await expectCode(() => W.writeTextSync.call(reader, ['a.txt'], 'x'), 'INVALID_PATH', 'writeText')
         await expectCode(W.writeText.call(reader, ['new.txt'], 'x'), 'INVALID_PATH', 'writeText')
-        assert.deepEqual(ctx.state(), L.normalize(L.HOSTILE))
+        assert.deepEqual(ctx.state(), ctx.layout)
       })
 
       it('close is idempotent, and every operation after it is AUTHORITY_CLOSED and changes nothing', async function () {
@@ -317,7 +331,7 @@ for (const face of [memoryFace, nativeFace]) {
         await expectCode(() => reader.listSync([]), 'AUTHORITY_CLOSED', 'list')
         await expectCode(writer.writeText(['a.txt'], 'x'), 'AUTHORITY_CLOSED', 'writeText')
         await expectCode(() => writer.writeTextSync(['new.txt'], 'x'), 'AUTHORITY_CLOSED', 'writeText')
-        assert.deepEqual(ctx.state(), L.normalize(L.HOSTILE))
+        assert.deepEqual(ctx.state(), ctx.layout)
       })
 
       it('closing the reader leaves the writer open, and the other way round', async function () {
@@ -414,7 +428,8 @@ for (const face of [memoryFace, nativeFace]) {
         for (const attempt of [
           () => ctx.reader.readBytesSync(['a.txt', secret], BUDGET),
           () => ctx.reader.readBytesSync([secret, '..'], BUDGET),
-          () => ctx.reader.listSync(['link-dir', secret]),
+          // Through a symlink; where the platform made none (see missing), below a file.
+          () => ctx.reader.listSync([ctx.missing.some((m) => m.segments[0] === 'link-dir') ? 'a.txt' : 'link-dir', secret]),
           () => ctx.writer.writeTextSync([secret, 'x'], 'content'),
           () => ctx.writer.writeTextSync([secret], `${secret}\ud800`),
           () => ctx.reader.readBytesSync([secret], { maxBytes: -1 })

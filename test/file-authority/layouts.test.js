@@ -7,6 +7,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const fa = require('../../lib/file-authority.js')
 const { LAYOUTS, makeSandbox, resolvers, useResolver, walkTree } = require('../helpers/fs-layouts.js')
+const { skipBecause } = require('../helpers/platform.js')
 
 const OPS = {
   read: {
@@ -44,7 +45,10 @@ for (const resolver of resolvers()) {
         let s, reader, writer, skipped
         before(async function () {
           s = makeSandbox()
-          skipped = (await layout.setup(s)) === 'skip'
+          // A set-up returns 'skip' when the host refuses it (mknod, mount), or a reason
+          // (docs/platforms.md) when the platform cannot make the layout.
+          const refused = await layout.setup(s)
+          skipped = refused === 'skip' ? 'the host refused the set-up (mknod or mount)' : refused || s.skip
           if (skipped) return
           assert.strictEqual(useResolver(resolver), resolver)
           reader = fa.openReadAuthoritySync(s.root)
@@ -61,7 +65,7 @@ for (const resolver of resolvers()) {
           const spec = layout[opName]
           for (const [form, run] of Object.entries(forms)) {
             it(`${opName} (${form}): ${spec.code ? `${spec.code} at segment ${spec.segmentIndex}` : 'allowed'}`, async function () {
-              if (skipped) this.skip() // e.g. mknod or mount refused by this host
+              if (skipped) skipBecause(this, skipped)
               let result, error
               try {
                 result = await run(reader, writer, spec.segments)

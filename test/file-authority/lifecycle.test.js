@@ -10,6 +10,7 @@ const { spawnSync } = require('node:child_process')
 const { Worker } = require('node:worker_threads')
 const fa = require('../../lib/file-authority.js')
 const { makeSandbox, mkfifo, fdCount } = require('../helpers/fs-layouts.js')
+const { windows, wine, REASONS, skipBecause, makeSymlink } = require('../helpers/platform.js')
 
 const LIB = require.resolve('../../lib/file-authority.js')
 
@@ -25,6 +26,7 @@ describe('file-authority lifetimes', function () {
 
   describe('close under load', function () {
     it('operations in flight finish; the descriptor goes after the last; later ones are AUTHORITY_CLOSED', async function () {
+      if (windows) skipBecause(this, REASONS.procFd)
       const baseline = fdCount()
       const r = fa.openReadAuthoritySync(s.root)
       const w = fa.openWriteAuthoritySync(s.root)
@@ -69,6 +71,7 @@ describe('file-authority lifetimes', function () {
   })
 
   it('leaks no descriptor on any path, success or failure, sync or async', async function () {
+    if (windows) skipBecause(this, REASONS.procFd)
     mkfifo(path.join(s.root, 'fifo'))
     fs.symlinkSync(s.outside, path.join(s.root, 'link'))
     fs.writeFileSync(path.join(s.root, 'file'), 'f')
@@ -122,6 +125,7 @@ describe('file-authority lifetimes', function () {
   })
 
   it('an authority garbage-collected unclosed releases its descriptor (also after an operation in flight)', function () {
+    if (windows) skipBecause(this, REASONS.procFd)
     const script = `
       const fa = require(${JSON.stringify(LIB)})
       const fs = require('fs')
@@ -215,7 +219,7 @@ describe('file-authority secrecy', function () {
   const ROOT_MARK = 'ROOTMARK7f3a'
   const SEG_MARK = 'SEGMARK91c2'
   const BODY_MARK = 'BODYMARK55e0'
-  let base, root
+  let base, root, haveLink, haveFifo
 
   before(function () {
     const s = makeSandbox()
@@ -224,8 +228,11 @@ describe('file-authority secrecy', function () {
     fs.mkdirSync(root)
     fs.mkdirSync(path.join(root, SEG_MARK))
     fs.writeFileSync(path.join(root, SEG_MARK, SEG_MARK + '.txt'), BODY_MARK.repeat(10))
-    fs.symlinkSync(s.outside, path.join(root, SEG_MARK + 'link'))
-    mkfifo(path.join(root, SEG_MARK + 'fifo'))
+    // Where the platform cannot make one (a FIFO on Windows, a symlink under wine), the
+    // attempts through it are left out; every other attempt still runs.
+    haveLink = makeSymlink(s.outside, path.join(root, SEG_MARK + 'link'))
+    haveFifo = !windows
+    if (haveFifo) mkfifo(path.join(root, SEG_MARK + 'fifo'))
   })
   after(function () { base.cleanup() })
 
@@ -261,7 +268,7 @@ describe('file-authority secrecy', function () {
       () => w.writeText([SEG_MARK + 'link', SEG_MARK], BODY_MARK, { createParents: true }),
       () => w.writeText([SEG_MARK + 'fifo'], BODY_MARK),
       () => r.sharesRootWith({ root: ROOT_MARK })
-    ]
+    ].filter((f) => (haveLink || !String(f).includes("'link'")) && (haveFifo || !String(f).includes("'fifo'")))
     let n = 0
     for (const f of failing) {
       try {
@@ -281,6 +288,11 @@ describe('file-authority secrecy', function () {
     fs.mkdirSync(root)
     try { await fa.openReadAuthority(root, { sameRootAs: r }) } catch (err) { assertSecret(err); n++ }
     fs.rmSync(root + 'moved', { recursive: true })
+    if (wine) {
+      r.closeSync()
+      w.closeSync()
+      skipBecause(this, `the last step, a removed root: ${REASONS.wineDeletePending}`)
+    }
     try { r.readBytesSync(seg(SEG_MARK + '.txt'), { maxBytes: 100 }) } catch (err) { assertSecret(err); assert.strictEqual(err.code, 'ROOT_CHANGED'); n++ }
     assert.strictEqual(n, failing.length + 4)
     r.closeSync()

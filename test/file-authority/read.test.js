@@ -9,6 +9,7 @@ const { spawn } = require('node:child_process')
 const { constants: { MAX_LENGTH } } = require('node:buffer')
 const fa = require('../../lib/file-authority.js')
 const { makeSandbox, resolvers, useResolver, mkfifo, writeRawName } = require('../helpers/fs-layouts.js')
+const { windows, REASONS, skipBecause } = require('../helpers/platform.js')
 
 function code (fn) {
   try {
@@ -101,6 +102,7 @@ for (const resolver of resolvers()) {
       })
 
       it('a FIFO with no writer returns at once: UNSAFE_ENTRY', async function () {
+        if (windows) skipBecause(this, REASONS.noFifo)
         mkfifo(path.join(s.root, 'fifo'))
         assert.deepStrictEqual(code(() => r.readBytesSync(['fifo'], { maxBytes: 10 })), ['UNSAFE_ENTRY', 0])
         assert.deepStrictEqual(await asyncCode(r.readBytes(['fifo'], { maxBytes: 10 })), ['UNSAFE_ENTRY', 0])
@@ -153,8 +155,11 @@ for (const resolver of resolvers()) {
       // A real kernel file whose size says 0 while it has content: the probe byte
       // beyond the size sees growth, deterministically.
       let proc
-      beforeEach(function () { proc = fa.openReadAuthoritySync('/proc/self') })
-      afterEach(function () { proc.closeSync() })
+      beforeEach(function () {
+        if (process.platform !== 'linux') skipBecause(this, REASONS.procfs)
+        proc = fa.openReadAuthoritySync('/proc/self')
+      })
+      afterEach(function () { if (proc) proc.closeSync() })
 
       it('beyond the budget: OVER_BUDGET', function () {
         assert.strictEqual(fs.statSync('/proc/self/status').size, 0)
@@ -187,6 +192,13 @@ for (const resolver of resolvers()) {
             try {
               got = i % 2 ? await r.readBytes(['log'], { maxBytes: 1536 * 1024 }) : r.readBytesSync(['log'], { maxBytes: 1536 * 1024 })
             } catch (err) {
+              // Windows opens a file for reading denying write sharing, so while the
+              // appender holds it open the read is refused with HOST_IO EBUSY
+              // (docs/file-authority.md, "Windows"): never a mix there either.
+              if (windows && err.code === 'HOST_IO' && err.hostCode === 'EBUSY') {
+                seen.EBUSY = (seen.EBUSY || 0) + 1
+                continue
+              }
               assert.ok(err.code === 'FILE_CHANGED' || err.code === 'OVER_BUDGET', String(err))
               seen[err.code]++
               continue
@@ -198,12 +210,13 @@ for (const resolver of resolvers()) {
         } finally {
           appender.kill('SIGKILL')
         }
-        assert.strictEqual(seen.ok + seen.FILE_CHANGED + seen.OVER_BUDGET, 200)
+        assert.strictEqual(seen.ok + seen.FILE_CHANGED + seen.OVER_BUDGET + (seen.EBUSY || 0), 200)
       })
     })
 
     describe('list', function () {
       it('the root with [], sorted in code-unit order, kinds without following links', async function () {
+        if (windows) skipBecause(this, REASONS.caseAndFifo)
         const names = ['b', 'a', 'B', '\u{1F600}', '\uFFFD', 'é', 'e\u0301', '_', '10', '9']
         for (const n of names) fs.writeFileSync(path.join(s.root, n), n)
         fs.mkdirSync(path.join(s.root, 'dir'))
@@ -240,6 +253,7 @@ for (const resolver of resolvers()) {
       })
 
       it('names that are not valid UTF-8 are left out and counted in omitted, never altered', async function () {
+        if (windows) skipBecause(this, REASONS.rawNames)
         fs.mkdirSync(path.join(s.root, 'd'))
         const bad = [[0xff], [0x61, 0x80], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xe2, 0x82]]
         for (const b of bad) writeRawName(path.join(s.root, 'd'), b, 'x')

@@ -8,6 +8,7 @@ const path = require('node:path')
 const { spawn, spawnSync } = require('node:child_process')
 const fa = require('../../lib/file-authority.js')
 const { makeSandbox, resolvers, useResolver, tempFiles, walkTree } = require('../helpers/fs-layouts.js')
+const { windows, REASONS, skipBecause, symlinksWork } = require('../helpers/platform.js')
 
 function code (fn) {
   try {
@@ -58,6 +59,7 @@ for (const resolver of resolvers()) {
     })
 
     it('a replaced file keeps its permission bits', async function () {
+      if (windows) skipBecause(this, REASONS.posixMode)
       const p = path.join(s.root, 'm')
       for (const mode of [0o600, 0o751, 0o444, 0o2755, 0o640]) {
         fs.writeFileSync(p, 'old')
@@ -71,6 +73,7 @@ for (const resolver of resolvers()) {
     })
 
     it('a new file gets 0o666 less the umask (and new parents 0o777 less the umask)', async function () {
+      if (windows) skipBecause(this, REASONS.posixMode)
       for (const mask of [0o022, 0o027, 0o077, 0o002]) {
         const old = process.umask(mask)
         try {
@@ -103,6 +106,7 @@ for (const resolver of resolvers()) {
     })
 
     it('createParents stops at a link or a file on the way, creating nothing past it', async function () {
+      if (!symlinksWork()) skipBecause(this, REASONS.noSymlink)
       fs.symlinkSync(s.outside, path.join(s.root, 'l'))
       fs.writeFileSync(path.join(s.root, 'f'), 'f')
       assert.deepStrictEqual(code(() => w.writeTextSync(['n', 'l2'], 'x', { createParents: true })), 'no error')
@@ -166,6 +170,7 @@ for (const resolver of resolvers()) {
     })
 
     it('readers of the target see the old or the new bytes, never a mix or a truncation', async function () {
+      if (windows) skipBecause(this, REASONS.renameOverOpen)
       this.timeout(60000)
       const A = 'A'.repeat(100000)
       const B = 'B'.repeat(70000) + '\u{1F600}'

@@ -10,6 +10,9 @@ const path = require('node:path')
 const { execFileSync } = require('node:child_process')
 const { constants: { MAX_LENGTH } } = require('node:buffer')
 
+const { segmentProblem } = require('../../lib/internal/file-authority-common.js')
+const { makeSymlink, REASONS } = require('./platform.js')
+
 const windows = process.platform === 'win32'
 
 // ------------------------------------------------------------------------ layouts
@@ -81,9 +84,11 @@ const HOSTILE_ROOT_LISTING = [
 // Names whose UTF-16 code-unit order differs from their UTF-8 byte order and from a
 // locale-aware order: U+1F600 (surrogates 0xD83D 0xDE00) sorts before U+FF5E in code
 // units but after it in UTF-8 bytes; capitals before small letters; digits as text.
+// Windows file names are case-insensitive ('b' and 'B' name one entry), so there 'B'
+// is left out and 'Z' alone shows capitals sorting first.
 const SORTING = {
   b: '',
-  B: '',
+  ...(windows ? {} : { B: '' }),
   a: '',
   'a b': '',
   _: '',
@@ -98,7 +103,7 @@ const SORTING = {
 const SORTING_LISTING = [
   ['10', 'file'],
   ['9', 'file'],
-  ['B', 'file'],
+  ...(windows ? [] : [['B', 'file']]),
   ['Z', 'directory'],
   ['_', 'file'],
   ['a', 'file'],
@@ -112,7 +117,10 @@ const SORTING_LISTING = [
 const LONG_ASCII = 'x'.repeat(255)
 const LONG_UTF8 = '\u00e9'.repeat(127) + 'a' // 255 bytes in UTF-8, 128 code units
 
-const NAMES = {
+// Every name here is valid on POSIX; the ones Windows refuses (a trailing dot, ':', a
+// device name: segmentProblem(name, true)) are kept out there, where WINDOWS_NAMES
+// checks they are refused.
+const ALL_NAMES = {
   [LONG_ASCII]: 'long ascii',
   [LONG_UTF8]: 'long utf-8',
   'sp ace': 'space',
@@ -120,21 +128,24 @@ const NAMES = {
   '.hidden': 'hidden',
   '...': 'dots',
   '\u{1F600}.txt': 'emoji',
-  // Valid names on POSIX; refused on Windows (see WINDOWS_NAMES), so kept out there.
-  ...(windows ? {} : { 'colon:name': 'colon', 'trailing.': 'dot', 'con': 'device name' })
+  'colon:name': 'colon',
+  'trailing.': 'dot',
+  con: 'device name'
 }
+const NAMES = Object.fromEntries(Object.entries(ALL_NAMES).filter(([name]) => !segmentProblem(name, windows)))
 
 const NAMES_LISTING = [
   ['-dash', 'file'],
   ['...', 'file'],
   ['.hidden', 'file'],
-  ...(windows ? [] : [['colon:name', 'file'], ['con', 'file']]),
+  ['colon:name', 'file'],
+  ['con', 'file'],
   ['sp ace', 'file'],
-  ...(windows ? [] : [['trailing.', 'file']]),
+  ['trailing.', 'file'],
   [LONG_ASCII, 'file'],
   [LONG_UTF8, 'file'],
   ['\u{1F600}.txt', 'file']
-]
+].filter(([name]) => name in NAMES)
 
 // 254 nested directories `d` holding a file `f` and an empty directory `e`: the deepest
 // file and directory 255 segments can name.
@@ -415,8 +426,10 @@ function classify (value) {
 }
 
 /** Creates `tree` inside the existing directory `dir`: files, directories, symlinks with
- * the given target text, and `{ other: true }` as a FIFO. */
-function materialize (tree, dir) {
+ * the given target text, and `{ other: true }` as a FIFO. Returns the entries this
+ * platform could not create, as [{ segments, reason }]: a FIFO on Windows, a symlink
+ * the host refused or (wine) reported as made without making it. */
+function materialize (tree, dir, missing = [], prefix = []) {
   for (const name of Object.keys(tree)) {
     const value = tree[name]
     const at = path.join(dir, name)
@@ -425,17 +438,46 @@ function materialize (tree, dir) {
         fs.writeFileSync(at, value)
         break
       case 'symlink':
-        fs.symlinkSync(value.symlink, at)
+        if (!makeSymlink(value.symlink, at)) missing.push({ segments: [...prefix, name], reason: REASONS.noSymlink })
         break
       case 'other':
+        if (windows) {
+          missing.push({ segments: [...prefix, name], reason: REASONS.noFifo })
+          break
+        }
         // Node has no mkfifo; coreutils' does exactly that.
         execFileSync('mkfifo', [at])
         break
       default:
         fs.mkdirSync(at)
-        materialize(value, at)
+        materialize(value, at, missing, [...prefix, name])
     }
   }
+  return missing
+}
+
+/** A normalised tree less the entries `missing` names (what materialize made). */
+function withoutMissing (normalized, missing) {
+  const copy = structuredClone(normalized)
+  for (const { segments } of missing) {
+    let dir = copy
+    for (const name of segments.slice(0, -1)) dir = dir[name].directory
+    delete dir[segments[segments.length - 1]]
+  }
+  return copy
+}
+
+const startsWith = (list, prefix) => prefix.length <= list.length && prefix.every((name, i) => list[i] === name)
+
+/** Why `row` cannot run over a tree lacking `missing`, or undefined when it can: its
+ * segments reach a missing entry, or its expected listing holds one. */
+function missingReason (row, missing) {
+  if (!Array.isArray(row.segments)) return undefined
+  for (const entry of missing) {
+    if (startsWith(row.segments, entry.segments)) return entry.reason
+    if (row.expect.listing && startsWith(entry.segments, row.segments) && entry.segments.length === row.segments.length + 1) return entry.reason
+  }
+  return undefined
 }
 
 /** Reads a directory on disk back as a normalised tree (see normalize), never
@@ -508,6 +550,8 @@ module.exports = {
   BAD_BUDGETS,
   BAD_TEXT,
   materialize,
+  withoutMissing,
+  missingReason,
   readDiskTree,
   normalize,
   withFile

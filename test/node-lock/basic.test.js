@@ -10,6 +10,7 @@ const { execFileSync } = require('node:child_process')
 const { once } = require('node:events')
 const { tryAcquire, acquire, withLock, NodeLockError } = require('../../lib/node-lock.js')
 const { tempDir } = require('./helpers.js')
+const { windows, wine, REASONS, skipBecause, makeSymlink } = require('../helpers/platform.js')
 
 describe('node-lock: one process', function () {
   let dir
@@ -74,6 +75,7 @@ describe('node-lock: one process', function () {
     })
 
     it('uses an existing regular file as it is (its permission bits are kept)', function () {
+      if (windows) skipBecause(this, REASONS.posixMode)
       fs.writeFileSync(lockPath, 'old content')
       fs.chmodSync(lockPath, 0o600)
       const g = take()
@@ -86,6 +88,10 @@ describe('node-lock: one process', function () {
         // Root bypasses file permissions: a 0444 file still opens read-write for root,
         // so the read-only fallback cannot be reached here.
         this.skip()
+      }
+      if (wine && process.env.WINEUSERNAME === 'root') {
+        // Wine keeps the read-only attribute as the Unix mode bits, which root bypasses.
+        skipBecause(this, REASONS.wineRoot)
       }
       fs.writeFileSync(lockPath, '')
       fs.chmodSync(lockPath, 0o444)
@@ -168,7 +174,9 @@ describe('node-lock: one process', function () {
       await assert.rejects(withLock(missing, () => 1), (err) => err.code === 'HOST_IO' && err.hostCode === 'ENOENT')
       assert.equal(fs.existsSync(path.join(dir, 'no-such-dir')), false, 'the directory is not created')
       fs.writeFileSync(path.join(dir, 'file'), 'x')
-      assert.throws(() => tryAcquire(path.join(dir, 'file', 'guard.lock')), (err) => err.code === 'HOST_IO' && err.hostCode === 'ENOTDIR')
+      // Windows reports a file used as a directory as ERROR_PATH_NOT_FOUND (ENOENT).
+      const notDir = windows ? 'ENOENT' : 'ENOTDIR'
+      assert.throws(() => tryAcquire(path.join(dir, 'file', 'guard.lock')), (err) => err.code === 'HOST_IO' && err.hostCode === notDir)
     })
   })
 
@@ -177,7 +185,7 @@ describe('node-lock: one process', function () {
       const target = path.join(dir, 'target')
       fs.writeFileSync(target, 'precious')
       const before = fs.statSync(target)
-      fs.symlinkSync(target, lockPath)
+      if (!makeSymlink(target, lockPath)) skipBecause(this, REASONS.noSymlink)
       assert.throws(() => tryAcquire(lockPath), (err) => err instanceof NodeLockError && err.code === 'UNSAFE_ENTRY' && err.hostCode === 'ELOOP' && assertNoPath(err))
       await assert.rejects(acquire(lockPath), (err) => err.code === 'UNSAFE_ENTRY')
       await assert.rejects(withLock(lockPath, () => 1), (err) => err.code === 'UNSAFE_ENTRY')
@@ -189,14 +197,14 @@ describe('node-lock: one process', function () {
 
     it('a dangling symlink is UNSAFE_ENTRY and its target is not created', function () {
       const target = path.join(dir, 'not-there')
-      fs.symlinkSync(target, lockPath)
+      if (!makeSymlink(target, lockPath)) skipBecause(this, REASONS.noSymlink)
       assert.throws(() => tryAcquire(lockPath), (err) => err.code === 'UNSAFE_ENTRY')
       assert.equal(fs.existsSync(target), false)
     })
 
     it('a symlink to a directory is UNSAFE_ENTRY', function () {
       fs.mkdirSync(path.join(dir, 'sub'))
-      fs.symlinkSync(path.join(dir, 'sub'), lockPath)
+      if (!makeSymlink(path.join(dir, 'sub'), lockPath)) skipBecause(this, REASONS.noSymlink)
       assert.throws(() => tryAcquire(lockPath), (err) => err.code === 'UNSAFE_ENTRY')
       assert.deepEqual(fs.readdirSync(path.join(dir, 'sub')), [])
     })
@@ -208,11 +216,13 @@ describe('node-lock: one process', function () {
     })
 
     it('a FIFO is UNSAFE_ENTRY, at once (it never blocks waiting for a writer)', function () {
+      if (windows) skipBecause(this, REASONS.noFifo)
       execFileSync('mkfifo', [lockPath])
       assert.throws(() => tryAcquire(lockPath), (err) => err.code === 'UNSAFE_ENTRY')
     })
 
     it('a unix socket is UNSAFE_ENTRY', async function () {
+      if (windows) skipBecause(this, REASONS.unixSocket)
       const server = net.createServer()
       server.listen(lockPath)
       await once(server, 'listening')
@@ -225,7 +235,7 @@ describe('node-lock: one process', function () {
 
     it('a symlink in the directory part is followed (only the guard file itself must not be a link)', function () {
       fs.mkdirSync(path.join(dir, 'real'))
-      fs.symlinkSync(path.join(dir, 'real'), path.join(dir, 'alias'))
+      if (!makeSymlink(path.join(dir, 'real'), path.join(dir, 'alias'))) skipBecause(this, REASONS.noSymlink)
       const g = take(path.join(dir, 'alias', 'guard.lock'))
       assert.ok(g !== undefined)
       assert.equal(take(path.join(dir, 'real', 'guard.lock')), undefined, 'the same file')

@@ -180,6 +180,13 @@ describe('node-lock: processes and threads', function () {
       fs.linkSync(lockPath, keep) // keep the old file reachable to inspect it
       const replacement = path.join(dir, 'replacement')
       fs.writeFileSync(replacement, '')
+      if (process.platform === 'win32') {
+        // Windows: the guard file is open without delete sharing, so while it is held
+        // nothing can be renamed over its path (docs/node-lock.md, "Windows").
+        assert.throws(() => fs.renameSync(replacement, lockPath), (err) => ['EPERM', 'EACCES', 'EBUSY'].includes(err.code))
+        assert.equal(tryAcquire(lockPath), undefined, 'still the held file')
+        return
+      }
       fs.renameSync(replacement, lockPath)
       assert.notEqual(fs.statSync(lockPath).ino, oldIno)
       // Whoever can replace the path defeats the lock: the old holder still holds the

@@ -69,9 +69,13 @@ describe('package: binding that cannot load', function () {
     const out = run(`
       const { spawn } = require('node:child_process')
       const { killProcessTree } = require('@scope/agent-os/process')
-      const child = spawn('sleep', ['30'], { detached: true, stdio: 'ignore' })
+      // Windows has no sleep(1): a Node child that waits serves there.
+      const child = process.platform === 'win32'
+        ? spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)'], { stdio: 'ignore' })
+        : spawn('sleep', ['30'], { detached: true, stdio: 'ignore' })
       killProcessTree(child, { graceMs: 0 }).then(() => 'resolved', (e) => e.code).then((code) => {
-        process.kill(-child.pid, 'SIGKILL')
+        if (process.platform === 'win32') child.kill('SIGKILL')
+        else process.kill(-child.pid, 'SIGKILL')
         console.log(JSON.stringify({ code }))
       })`)
     assert.equal(out.code, 'UNSUPPORTED_BACKEND')

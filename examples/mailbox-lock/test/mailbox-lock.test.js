@@ -7,6 +7,18 @@ const { fork } = require('node:child_process')
 const { once } = require('node:events')
 const { openMailboxes, MailboxError, checkBox } = require('../mailbox-lock.js')
 
+// Plants a symlink for an attack; where the platform makes none (wine 8 reports
+// success and creates nothing: docs/platforms.md), the test skips, naming why.
+function plantLink (ctx, target, at) {
+  fs.symlinkSync(target, at)
+  let linked = false
+  try { linked = fs.lstatSync(at).isSymbolicLink() } catch {}
+  if (!linked) {
+    ctx.test.title += ' [skipped: the symlink was not created (wine 8: CreateSymbolicLinkW reports success and creates nothing); real Windows runs this]'
+    ctx.skip()
+  }
+}
+
 const FIXTURES = path.join(__dirname, 'fixtures')
 
 function alive (child) {
@@ -119,10 +131,10 @@ describe('examples/mailbox-lock', function () {
     const outside = fs.mkdtempSync(path.join(os.tmpdir(), 'mailbox-outside-'))
     cleanup.push(() => fs.rmSync(outside, { recursive: true, force: true }))
     fs.writeFileSync(path.join(outside, 'victim'), '[]')
-    fs.symlinkSync(path.join(outside, 'victim'), path.join(dir, 'inbox.json'))
+    plantLink(this, path.join(outside, 'victim'), path.join(dir, 'inbox.json'))
     await assert.rejects(mailboxes.deliver('inbox', { n: 1 }), (err) => err.code === 'UNSAFE_ENTRY')
     assert.equal(fs.readFileSync(path.join(outside, 'victim'), 'utf8'), '[]')
-    fs.symlinkSync(path.join(outside, 'lock'), path.join(dir, 'outbox.lock'))
+    plantLink(this, path.join(outside, 'lock'), path.join(dir, 'outbox.lock'))
     await assert.rejects(mailboxes.deliver('outbox', { n: 1 }), (err) => err.code === 'UNSAFE_ENTRY')
     assert.equal(fs.existsSync(path.join(outside, 'lock')), false)
   })

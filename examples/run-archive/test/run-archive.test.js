@@ -11,6 +11,18 @@ const {
   FileAuthorityError, MAX_RUN_ID_LENGTH
 } = require('../run-archive.js')
 
+// Plants a symlink for an attack; where the platform makes none (wine 8 reports
+// success and creates nothing: docs/platforms.md), the test skips, naming why.
+function plantLink (ctx, target, at) {
+  fs.symlinkSync(target, at)
+  let linked = false
+  try { linked = fs.lstatSync(at).isSymbolicLink() } catch {}
+  if (!linked) {
+    ctx.test.title += ' [skipped: the symlink was not created (wine 8: CreateSymbolicLinkW reports success and creates nothing); real Windows runs this]'
+    ctx.skip()
+  }
+}
+
 // How macOS (case-insensitive, Unicode-normalising) and Windows (case-insensitive,
 // trailing dots and spaces stripped) would name a file: two names with the same key
 // are the same file there.
@@ -163,7 +175,7 @@ describe('examples/run-archive', function () {
       fs.writeFileSync(path.join(runs, 'Run-2.json'), '{}')
       fs.writeFileSync(path.join(runs, 'notes.txt'), '')
       fs.mkdirSync(path.join(runs, 'run-3.json'))
-      fs.symlinkSync('/etc/passwd', path.join(runs, 'run-4.json'))
+      plantLink(this, '/etc/passwd', path.join(runs, 'run-4.json'))
       assert.deepEqual(await archive.list(), { ids: ['run-1'], skipped: 5 })
     })
 
@@ -172,11 +184,11 @@ describe('examples/run-archive', function () {
       try {
         fs.writeFileSync(path.join(outside, 'victim.json'), 'untouched')
         fs.mkdirSync(path.join(root, 'runs'))
-        fs.symlinkSync(path.join(outside, 'victim.json'), path.join(root, 'runs', 'run-1.json'))
+        plantLink(this, path.join(outside, 'victim.json'), path.join(root, 'runs', 'run-1.json'))
         await assert.rejects(archive.read('run-1'), (err) => err.code === 'UNSAFE_ENTRY' && err.segmentIndex === 1)
         await assert.rejects(archive.save('run-1', {}), (err) => err.code === 'UNSAFE_ENTRY' && err.segmentIndex === 1)
         fs.rmSync(path.join(root, 'runs'), { recursive: true })
-        fs.symlinkSync(outside, path.join(root, 'runs'))
+        plantLink(this, outside, path.join(root, 'runs'))
         await assert.rejects(archive.save('run-2', {}), (err) => err.code === 'UNSAFE_ENTRY' && err.segmentIndex === 0)
         await assert.rejects(archive.list(), (err) => err.code === 'UNSAFE_ENTRY')
         assert.deepEqual(fs.readdirSync(outside), ['victim.json'])
@@ -200,6 +212,12 @@ describe('examples/run-archive', function () {
 
   describe('a reader in another process', function () {
     it('never sees half an archive while a writer replaces it in a loop', async function () {
+      if (process.platform === 'win32') {
+        // docs/platforms.md: the Windows core renames with the classic semantics, which
+        // refuse to replace a file another process holds open (HOST_IO EACCES).
+        this.test.title += ' [skipped: replacing a file another process holds open: Windows refuses the rename (HOST_IO EACCES)]'
+        this.skip()
+      }
       const runId = 'contended-run'
       let seq = 0
       const record = () => {
