@@ -3,9 +3,11 @@
  * An authority's native side is a handle: an empty object, napi_wrap'ped with an
  * aos_fa__handle and type-tagged, that lib/file-authority.js keeps in a private
  * field. Each operation has a sync entry point and an async one (napi_async_work);
- * both call the same C function. The core reports a kind, an errno and a segment
- * index; this file turns that into a raw error (aos_napi_raw_error) which the JS layer
- * turns into a FileAuthorityError. No path or segment text ever enters a message.
+ * both call the same C function (reads: aos_fa_read_into, into an ArrayBuffer that
+ * Node allocates when sync, into a malloc'ed buffer through aos_fa_read when async,
+ * since the worker thread cannot create JavaScript values). The core reports a kind,
+ * an errno and a segment index; this file turns that into a raw error
+ * (aos_napi_raw_error) which the JS layer turns into a FileAuthorityError. No path or segment text ever enters a message.
  *
  * Descriptor lifetime: an async operation holds its handle (in_flight count and a
  * strong reference) from queueing until completion. close marks the handle closed
@@ -202,8 +204,8 @@ static void aos_fa__free_data(napi_env env, void *data, void *hint) {
   free(data);
 }
 
-/* Hands `data` (malloc'ed, len bytes) to JavaScript as a plain Uint8Array, without a
- * copy where the runtime allows external array buffers, with one otherwise. Frees
+/* Async reads: hands `data` (malloc'ed, len bytes) to JavaScript as a plain Uint8Array,
+ * without a copy where the runtime allows external array buffers, with one otherwise. Frees
  * `data` on every path (or gives it to the array buffer's finalizer). */
 static napi_value aos_fa__make_buffer(napi_env env, uint8_t *data, size_t len) {
   napi_value ab = NULL, arr = NULL;
@@ -392,6 +394,47 @@ static aos_fa__op *aos_fa__op_new(napi_env env, aos_fa__op_kind kind) {
   return op;
 }
 
+/* readBytesSync's destination: a JavaScript ArrayBuffer of the file's size, which the
+ * core reads into directly (no copy, no external buffer or finalizer per read). */
+typedef struct {
+  napi_env env;
+  napi_value ab;
+  napi_status status;
+} aos_fa__ab_dest;
+
+static uint8_t *aos_fa__ab_alloc(void *ctx, size_t size) {
+  aos_fa__ab_dest *d = ctx;
+  void *dest = NULL;
+  d->status = napi_create_arraybuffer(d->env, size, &dest, &d->ab);
+  if (d->status != napi_ok) {
+    d->ab = NULL;
+    return NULL;
+  }
+  return dest;
+}
+
+/* The sync read: runs the core on this thread into an ArrayBuffer. Frees op. */
+static napi_value aos_fa__read_sync(napi_env env, aos_fa__op *op) {
+  aos_fa__ab_dest dest = {env, NULL, napi_ok};
+  uint8_t *data = NULL;
+  size_t len = 0;
+  int rc = aos_fa_read_into(&op->h->root, (const char *const *)op->segs.v, op->segs.n,
+                            op->max_bytes, aos_fa__ab_alloc, &dest, &data, &len, &op->st);
+  aos_fa_status st = op->st;
+  aos_fa__op_free(op);
+  if (dest.status != napi_ok) {
+    aos_napi_throw_last(env);
+    return NULL;
+  }
+  if (rc != 0) {
+    if (st.kind == AOS_FA_NOT_FOUND) return aos_fa__undefined(env);
+    return aos_fa__throw(env, aos_fa__status_error(env, &st));
+  }
+  napi_value arr = NULL;
+  AOS_CALL(env, napi_create_typedarray(env, napi_uint8_array, len, dest.ab, 0, &arr), NULL);
+  return arr;
+}
+
 /* Runs `op` now (sync entry points) and returns its result or throws. Frees op. */
 static napi_value aos_fa__run_sync(napi_env env, aos_fa__op *op) {
   aos_fa__op_run(op);
@@ -538,7 +581,7 @@ static napi_value aos_fa__read(napi_env env, napi_callback_info info) {
   }
   op->h = h;
   op->max_bytes = (uint64_t)max;
-  if (!async) return aos_fa__run_sync(env, op);
+  if (!async) return aos_fa__read_sync(env, op);
   return aos_fa__queue(env, envst, op, argv[0], NULL);
 }
 
