@@ -150,6 +150,15 @@ int aos_fa_list(const aos_fa_root *root, const char *const *segs, size_t count,
                 aos_fa_listing *out, aos_fa_status *st);
 void aos_fa_listing_free(aos_fa_listing *listing);
 
+/* ---- segments.c: the order of a listing (every platform). */
+
+/* Compares two valid UTF-8 names in the order of their UTF-16 code units (the order of
+ * JavaScript's `<` on strings; not UTF-8 byte order): <0, 0 or >0. */
+int aos_fa_name_compare(const char *a, size_t alen, const char *b, size_t blen);
+
+/* Sorts a listing's entries by name with aos_fa_name_compare. */
+void aos_fa_listing_sort(aos_fa_listing *listing);
+
 /* ---- posix_write.c */
 
 /* Atomically replaces (or creates) the regular file segs[0..count) (count 0, the

@@ -231,18 +231,19 @@ static napi_value aos_fa__make_buffer(napi_env env, uint8_t *data, size_t len) {
   return arr;
 }
 
-/* [names[], kinds[], omitted] */
+/* [names[], kinds (Uint8Array), omitted], in the listing's order. */
 static napi_value aos_fa__make_listing(napi_env env, aos_fa_listing *l) {
-  napi_value out, names, kinds, omitted;
+  napi_value out, names, kinds_ab, kinds, omitted;
+  void *kind_bytes = NULL;
   napi_status s = napi_create_array_with_length(env, 3, &out);
   if (s == napi_ok) s = napi_create_array_with_length(env, l->count, &names);
-  if (s == napi_ok) s = napi_create_array_with_length(env, l->count, &kinds);
+  if (s == napi_ok) s = napi_create_arraybuffer(env, l->count, &kind_bytes, &kinds_ab);
+  if (s == napi_ok) s = napi_create_typedarray(env, napi_uint8_array, l->count, kinds_ab, 0, &kinds);
   for (size_t i = 0; s == napi_ok && i < l->count; i++) {
-    napi_value name, kind;
+    napi_value name;
     s = napi_create_string_utf8(env, l->entries[i].name, l->entries[i].len, &name);
     if (s == napi_ok) s = napi_set_element(env, names, (uint32_t)i, name);
-    if (s == napi_ok) s = napi_create_uint32(env, (uint32_t)l->entries[i].kind, &kind);
-    if (s == napi_ok) s = napi_set_element(env, kinds, (uint32_t)i, kind);
+    if (s == napi_ok) ((uint8_t *)kind_bytes)[i] = (uint8_t)l->entries[i].kind;
   }
   if (s == napi_ok) s = napi_create_double(env, (double)l->omitted, &omitted);
   if (s == napi_ok) s = napi_set_element(env, out, 0, names);
@@ -336,6 +337,8 @@ static void aos_fa__op_run(aos_fa__op *op) {
     case AOS_FA__OP_LIST:
       op->rc = aos_fa_list(&op->h->root, (const char *const *)op->segs.v, op->segs.n,
                            &op->listing, &op->st);
+      /* Sorted here, off the JavaScript thread for list(). */
+      if (op->rc == 0) aos_fa_listing_sort(&op->listing);
       return;
     case AOS_FA__OP_WRITE:
       op->rc = aos_fa_write(&op->h->root, (const char *const *)op->segs.v, op->segs.n,

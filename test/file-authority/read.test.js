@@ -227,6 +227,31 @@ for (const resolver of resolvers()) {
         }
       })
 
+      it('code-unit order where it differs from UTF-8 byte order, prefixes first, plain entries', async function () {
+        // The listing is sorted in C: names from every UTF-8 length class, around the
+        // surrogate range (U+D7FF, U+E000..U+FFFF against U+10000 and above) and
+        // prefixes of one another, must come back exactly as JavaScript's sort() orders them.
+        const chars = ['a', 'Z', '~', '\u007f', '\u0080', '\u07ff', '\u0800', '\ud7ff', '\ue000',
+          '\uf8ff', '\uffee', '\ufffd', '\u{10000}', '\u{1f600}', '\u{10ffff}']
+        const names = new Set()
+        for (const x of chars) {
+          names.add(x)
+          for (const y of chars) names.add(x + y)
+        }
+        const dir = path.join(s.root, 'order')
+        fs.mkdirSync(dir)
+        for (const n of names) fs.writeFileSync(path.join(dir, n), '')
+        const expected = [...names].sort()
+        assert.ok(expected.indexOf('\u{10000}') < expected.indexOf('\ue000'))
+        for (const listing of [r.listSync(['order']), await r.list(['order'])]) {
+          assert.deepStrictEqual(listing.map((e) => e.name), expected)
+          // Plain objects with exactly name and kind, not frozen: as the in-memory face's.
+          assert.deepStrictEqual(Object.keys(listing[0]), ['name', 'kind'])
+          assert.strictEqual(Object.getPrototypeOf(listing[0]), Object.prototype)
+          assert.ok(listing.every((e) => !Object.isFrozen(e) && e.kind === 'file'))
+        }
+      })
+
       it('undefined when the directory or a parent does not exist', async function () {
         assert.strictEqual(r.listSync(['missing']), undefined)
         assert.strictEqual(await r.list(['missing', 'deeper']), undefined)
