@@ -397,42 +397,56 @@ static aos_fa__op *aos_fa__op_new(napi_env env, aos_fa__op_kind kind) {
   return op;
 }
 
-/* readBytesSync's destination: a JavaScript ArrayBuffer of the file's size, which the
- * core reads into directly (no copy, no external buffer or finalizer per read). */
+/* readBytesSync's destination. Up to AOS_FA__SYNC_AB_MAX bytes: a JavaScript
+ * ArrayBuffer of the file's size, which the core reads into directly (no external
+ * buffer or finalizer per read, the cost that dominated small reads). Larger files:
+ * malloc'ed and handed over as an external buffer, as the async path does, so that a
+ * large allocation that fails is HOST_IO ENOMEM, as before (V8 aborts the process
+ * when it cannot allocate an ArrayBuffer's memory), and is not zero-filled first. */
+#define AOS_FA__SYNC_AB_MAX ((size_t)64 * 1024)
+
 typedef struct {
   napi_env env;
-  napi_value ab;
-  napi_status status;
-} aos_fa__ab_dest;
+  napi_value ab; /* the ArrayBuffer, or NULL */
+  uint8_t *heap; /* the malloc'ed buffer, or NULL */
+} aos_fa__sync_dest;
 
-static uint8_t *aos_fa__ab_alloc(void *ctx, size_t size) {
-  aos_fa__ab_dest *d = ctx;
+static uint8_t *aos_fa__sync_alloc(void *ctx, size_t size) {
+  aos_fa__sync_dest *d = ctx;
+  if (size > AOS_FA__SYNC_AB_MAX) {
+    d->heap = malloc(size);
+    return d->heap;
+  }
   void *dest = NULL;
-  d->status = napi_create_arraybuffer(d->env, size, &dest, &d->ab);
-  if (d->status != napi_ok) {
+  if (napi_create_arraybuffer(d->env, size, &dest, &d->ab) != napi_ok) {
+    napi_value ignored;
+    napi_get_and_clear_last_exception(d->env, &ignored); /* reported as ENOMEM */
     d->ab = NULL;
     return NULL;
   }
   return dest;
 }
 
-/* The sync read: runs the core on this thread into an ArrayBuffer. Frees op. */
+/* The sync read: runs the core on this thread into that destination. Frees op. */
 static napi_value aos_fa__read_sync(napi_env env, aos_fa__op *op) {
-  aos_fa__ab_dest dest = {env, NULL, napi_ok};
+  aos_fa__sync_dest dest = {env, NULL, NULL};
   uint8_t *data = NULL;
   size_t len = 0;
   int rc = aos_fa_read_into(&op->h->root, (const char *const *)op->segs.v, op->segs.n,
-                            op->max_bytes, aos_fa__ab_alloc, &dest, &data, &len, &op->st);
+                            op->max_bytes, aos_fa__sync_alloc, &dest, &data, &len, &op->st);
   aos_fa_status st = op->st;
+  int last = (int)op->segs.n - 1;
   aos_fa__op_free(op);
-  if (dest.status != napi_ok) {
-    aos_napi_throw_last(env);
-    return NULL;
+  if (rc == 0 && dest.heap == NULL && dest.ab == NULL) {
+    /* An empty file whose ArrayBuffer could not be made (the core needs no bytes). */
+    rc = aos_fa_fail(&st, AOS_FA_HOST_IO, ENOMEM, last);
   }
   if (rc != 0) {
+    free(dest.heap);
     if (st.kind == AOS_FA_NOT_FOUND) return aos_fa__undefined(env);
     return aos_fa__throw(env, aos_fa__status_error(env, &st));
   }
+  if (dest.heap != NULL) return aos_fa__make_buffer(env, dest.heap, len);
   napi_value arr = NULL;
   AOS_CALL(env, napi_create_typedarray(env, napi_uint8_array, len, dest.ab, 0, &arr), NULL);
   return arr;

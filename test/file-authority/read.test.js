@@ -92,6 +92,26 @@ for (const resolver of resolvers()) {
         }
       })
 
+      it('every size around the sync path\'s buffer switch: exact bytes, each array its own whole buffer', async function () {
+        // readBytesSync reads small files into a Node-allocated ArrayBuffer and larger
+        // ones (over 64 KiB) into a malloc'ed external one; both must look the same.
+        for (const size of [0, 1, 4095, 4096, 65535, 65536, 65537, 1 << 20]) {
+          const bytes = Buffer.alloc(size)
+          for (let i = 0; i < size; i++) bytes[i] = (i * 7 + size) & 0xff
+          fs.writeFileSync(path.join(s.root, 'sized.bin'), bytes)
+          const sync = r.readBytesSync(['sized.bin'], { maxBytes: size })
+          const async = await r.readBytes(['sized.bin'], { maxBytes: size })
+          for (const got of [sync, async]) {
+            assert.strictEqual(Object.getPrototypeOf(got), Uint8Array.prototype)
+            assert.strictEqual(got.byteOffset, 0)
+            assert.strictEqual(got.buffer.byteLength, size)
+            assert.ok(Buffer.from(got.buffer).equals(bytes))
+          }
+          assert.notStrictEqual(sync.buffer, r.readBytesSync(['sized.bin'], { maxBytes: size }).buffer)
+          if (size > 0) assert.deepStrictEqual(code(() => r.readBytesSync(['sized.bin'], { maxBytes: size - 1 })), ['OVER_BUDGET', undefined])
+        }
+      })
+
       it('undefined only when the entry or a parent does not exist', async function () {
         fs.mkdirSync(path.join(s.root, 'd'))
         for (const segs of [['missing'], ['d', 'missing'], ['missing', 'x'], ['d', 'missing', 'x', 'y']]) {
