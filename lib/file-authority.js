@@ -179,11 +179,14 @@ function promised (operation, body) {
   }
 }
 
+/** The binding's [names, kinds, omitted], names already in code-unit order (sorted in
+ * C, as JavaScript compares strings; not UTF-8 byte order), as plain `{ name, kind }`
+ * objects, like the in-memory face's. */
 function toListing (raw) {
   const [names, kinds, omitted] = raw
-  const entries = names.map((name, i) => Object.freeze({ name, kind: KINDS[kinds[i]] }))
-  // Code-unit order, as JavaScript compares strings (not UTF-8 byte order).
-  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  const count = names.length
+  const entries = new Array(count)
+  for (let i = 0; i < count; i++) entries[i] = { name: names[i], kind: KINDS[kinds[i]] }
   Object.defineProperty(entries, 'omitted', { value: omitted, enumerable: false, writable: false, configurable: false })
   return entries
 }

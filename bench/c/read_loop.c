@@ -9,9 +9,9 @@
  *   with O_DIRECTORY | O_NOFOLLOW, closing the previous one), fstatat the final name
  *   without following links (a regular file?), openat it O_NOFOLLOW | O_NONBLOCK,
  *   close the parent, fstat (size), pread from offset 0 into a fresh buffer of
- *   size + 1 bytes until a pread returns 0 (for an unchanged file: one of the whole
- *   file, one that returns 0; a full buffer would mean the file grew), fstat again
- *   (same identity, size and mtime), close, free.
+ *   size bytes until it is full, then a one-byte pread at offset size into a byte of
+ *   its own (it returns 0 for an unchanged file; a byte would mean the file grew),
+ *   fstat again (same identity, size and mtime), close, free.
  * This is the path of a file at rest; the package reads a file modified within the
  * last second twice, behind an lseek(SEEK_DATA) barrier, and the bench's fixtures are
  * dated an hour back so that they take the ordinary path.
@@ -45,18 +45,24 @@ static unsigned read_once (int rootfd, const char *rel, int use_openat2) {
   struct stat before, after;
   if (fstat(fd, &before) != 0) bench_die("fstat", errno);
   size_t size = (size_t) before.st_size;
-  unsigned char *buf = malloc(size + 1);
+  unsigned char *buf = malloc(size ? size : 1);
   if (!buf) bench_die("malloc", ENOMEM);
-  /* Reads until end of file into size + 1 bytes: a full buffer means the file grew. */
+  /* Reads the size, then probes one byte past it: a byte there means the file grew. */
   size_t got = 0;
-  while (got <= size) {
-    ssize_t r = pread(fd, buf + got, size + 1 - got, (off_t) got);
+  while (got < size) {
+    ssize_t r = pread(fd, buf + got, size - got, (off_t) got);
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) bench_die("read", errno);
     if (r == 0) break;
     got += (size_t) r;
   }
   if (got != size) bench_die("file changed size", EIO);
+  unsigned char probe;
+  ssize_t extra;
+  do {
+    extra = pread(fd, &probe, 1, (off_t) size);
+  } while (extra < 0 && errno == EINTR);
+  if (extra != 0) bench_die("file grew", EIO);
   if (fstat(fd, &after) != 0) bench_die("fstat", errno);
   if (after.st_ino != before.st_ino || after.st_dev != before.st_dev ||
       after.st_size != before.st_size ||

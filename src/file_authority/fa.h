@@ -98,14 +98,28 @@ int aos_fa_root_same(int fd_a, int fd_b, bool *same, aos_fa_status *st);
 int aos_fa_walk(const aos_fa_root *root, const char *const *segs, size_t count,
                 unsigned flags, int *dir_out, aos_fa_status *st);
 
-/* ---- posix_read.c */
+/* ---- posix_read.c / win32.c (aos_fa_read_into); segments.c (aos_fa_read) */
 
-/* Reads the regular file segs[0..count) whole (count 0, the root: UNSAFE_ENTRY), if it holds at most
- * max_bytes bytes. On success *data is a malloc'ed buffer of *len bytes (never
- * NULL, even for an empty file); free it with free(). NOT_FOUND when it or a parent
- * is missing; UNSAFE_ENTRY for anything but a regular file (never opened in a way
- * that blocks); OVER_BUDGET; FILE_CHANGED when identity, size or mtime moved (these
- * two concern the file, not a segment: no segment index). */
+/* A read's destination: returns `size` writable bytes (size may be 0; then any
+ * pointer, NULL included, will do), or NULL when it cannot (the read then fails with
+ * HOST_IO ENOMEM). `ctx` is the caller's. */
+typedef uint8_t *(*aos_fa_alloc)(void *ctx, size_t size);
+
+/* Reads the regular file segs[0..count) whole (count 0, the root: UNSAFE_ENTRY), if it
+ * holds at most max_bytes bytes, into a buffer obtained from alloc(ctx, size): called
+ * at most once, from the calling thread, once the file is open and its size is known
+ * to be within the budget. *data is what alloc returned, on failure too (so the caller
+ * can release it), or NULL when alloc was not called; on success *len bytes of it hold
+ * the file's content. NOT_FOUND when it or a parent is missing; UNSAFE_ENTRY for
+ * anything but a regular file (never opened in a way that blocks); OVER_BUDGET;
+ * FILE_CHANGED when identity, size or mtime moved (these two concern the file, not a
+ * segment: no segment index). */
+int aos_fa_read_into(const aos_fa_root *root, const char *const *segs, size_t count,
+                     uint64_t max_bytes, aos_fa_alloc alloc, void *ctx, uint8_t **data,
+                     size_t *len, aos_fa_status *st);
+
+/* aos_fa_read_into with malloc: on success *data is a malloc'ed buffer of *len bytes
+ * (never NULL, even for an empty file); free it with free(). On failure *data is NULL. */
 int aos_fa_read(const aos_fa_root *root, const char *const *segs, size_t count,
                 uint64_t max_bytes, uint8_t **data, size_t *len, aos_fa_status *st);
 
@@ -135,6 +149,15 @@ typedef struct {
 int aos_fa_list(const aos_fa_root *root, const char *const *segs, size_t count,
                 aos_fa_listing *out, aos_fa_status *st);
 void aos_fa_listing_free(aos_fa_listing *listing);
+
+/* ---- segments.c: the order of a listing (every platform). */
+
+/* Compares two valid UTF-8 names in the order of their UTF-16 code units (the order of
+ * JavaScript's `<` on strings; not UTF-8 byte order): <0, 0 or >0. */
+int aos_fa_name_compare(const char *a, size_t alen, const char *b, size_t blen);
+
+/* Sorts a listing's entries by name with aos_fa_name_compare. */
+void aos_fa_listing_sort(aos_fa_listing *listing);
 
 /* ---- posix_write.c */
 

@@ -3,9 +3,11 @@
  * An authority's native side is a handle: an empty object, napi_wrap'ped with an
  * aos_fa__handle and type-tagged, that lib/file-authority.js keeps in a private
  * field. Each operation has a sync entry point and an async one (napi_async_work);
- * both call the same C function. The core reports a kind, an errno and a segment
- * index; this file turns that into a raw error (aos_napi_raw_error) which the JS layer
- * turns into a FileAuthorityError. No path or segment text ever enters a message.
+ * both call the same C function (reads: aos_fa_read_into, into an ArrayBuffer that
+ * Node allocates when sync, into a malloc'ed buffer through aos_fa_read when async,
+ * since the worker thread cannot create JavaScript values). The core reports a kind,
+ * an errno and a segment index; this file turns that into a raw error
+ * (aos_napi_raw_error) which the JS layer turns into a FileAuthorityError. No path or segment text ever enters a message.
  *
  * Descriptor lifetime: an async operation holds its handle (in_flight count and a
  * strong reference) from queueing until completion. close marks the handle closed
@@ -202,8 +204,8 @@ static void aos_fa__free_data(napi_env env, void *data, void *hint) {
   free(data);
 }
 
-/* Hands `data` (malloc'ed, len bytes) to JavaScript as a plain Uint8Array, without a
- * copy where the runtime allows external array buffers, with one otherwise. Frees
+/* Async reads: hands `data` (malloc'ed, len bytes) to JavaScript as a plain Uint8Array,
+ * without a copy where the runtime allows external array buffers, with one otherwise. Frees
  * `data` on every path (or gives it to the array buffer's finalizer). */
 static napi_value aos_fa__make_buffer(napi_env env, uint8_t *data, size_t len) {
   napi_value ab = NULL, arr = NULL;
@@ -229,18 +231,19 @@ static napi_value aos_fa__make_buffer(napi_env env, uint8_t *data, size_t len) {
   return arr;
 }
 
-/* [names[], kinds[], omitted] */
+/* [names[], kinds (Uint8Array), omitted], in the listing's order. */
 static napi_value aos_fa__make_listing(napi_env env, aos_fa_listing *l) {
-  napi_value out, names, kinds, omitted;
+  napi_value out, names, kinds_ab, kinds, omitted;
+  void *kind_bytes = NULL;
   napi_status s = napi_create_array_with_length(env, 3, &out);
   if (s == napi_ok) s = napi_create_array_with_length(env, l->count, &names);
-  if (s == napi_ok) s = napi_create_array_with_length(env, l->count, &kinds);
+  if (s == napi_ok) s = napi_create_arraybuffer(env, l->count, &kind_bytes, &kinds_ab);
+  if (s == napi_ok) s = napi_create_typedarray(env, napi_uint8_array, l->count, kinds_ab, 0, &kinds);
   for (size_t i = 0; s == napi_ok && i < l->count; i++) {
-    napi_value name, kind;
+    napi_value name;
     s = napi_create_string_utf8(env, l->entries[i].name, l->entries[i].len, &name);
     if (s == napi_ok) s = napi_set_element(env, names, (uint32_t)i, name);
-    if (s == napi_ok) s = napi_create_uint32(env, (uint32_t)l->entries[i].kind, &kind);
-    if (s == napi_ok) s = napi_set_element(env, kinds, (uint32_t)i, kind);
+    if (s == napi_ok) ((uint8_t *)kind_bytes)[i] = (uint8_t)l->entries[i].kind;
   }
   if (s == napi_ok) s = napi_create_double(env, (double)l->omitted, &omitted);
   if (s == napi_ok) s = napi_set_element(env, out, 0, names);
@@ -334,6 +337,8 @@ static void aos_fa__op_run(aos_fa__op *op) {
     case AOS_FA__OP_LIST:
       op->rc = aos_fa_list(&op->h->root, (const char *const *)op->segs.v, op->segs.n,
                            &op->listing, &op->st);
+      /* Sorted here, off the JavaScript thread for list(). */
+      if (op->rc == 0) aos_fa_listing_sort(&op->listing);
       return;
     case AOS_FA__OP_WRITE:
       op->rc = aos_fa_write(&op->h->root, (const char *const *)op->segs.v, op->segs.n,
@@ -390,6 +395,61 @@ static aos_fa__op *aos_fa__op_new(napi_env env, aos_fa__op_kind kind) {
   op->fd = -1;
   aos_fa_status_ok(&op->st);
   return op;
+}
+
+/* readBytesSync's destination. Up to AOS_FA__SYNC_AB_MAX bytes: a JavaScript
+ * ArrayBuffer of the file's size, which the core reads into directly (no external
+ * buffer or finalizer per read, the cost that dominated small reads). Larger files:
+ * malloc'ed and handed over as an external buffer, as the async path does, so that a
+ * large allocation that fails is HOST_IO ENOMEM, as before (V8 aborts the process
+ * when it cannot allocate an ArrayBuffer's memory), and is not zero-filled first. */
+#define AOS_FA__SYNC_AB_MAX ((size_t)64 * 1024)
+
+typedef struct {
+  napi_env env;
+  napi_value ab; /* the ArrayBuffer, or NULL */
+  uint8_t *heap; /* the malloc'ed buffer, or NULL */
+} aos_fa__sync_dest;
+
+static uint8_t *aos_fa__sync_alloc(void *ctx, size_t size) {
+  aos_fa__sync_dest *d = ctx;
+  if (size > AOS_FA__SYNC_AB_MAX) {
+    d->heap = malloc(size);
+    return d->heap;
+  }
+  void *dest = NULL;
+  if (napi_create_arraybuffer(d->env, size, &dest, &d->ab) != napi_ok) {
+    napi_value ignored;
+    napi_get_and_clear_last_exception(d->env, &ignored); /* reported as ENOMEM */
+    d->ab = NULL;
+    return NULL;
+  }
+  return dest;
+}
+
+/* The sync read: runs the core on this thread into that destination. Frees op. */
+static napi_value aos_fa__read_sync(napi_env env, aos_fa__op *op) {
+  aos_fa__sync_dest dest = {env, NULL, NULL};
+  uint8_t *data = NULL;
+  size_t len = 0;
+  int rc = aos_fa_read_into(&op->h->root, (const char *const *)op->segs.v, op->segs.n,
+                            op->max_bytes, aos_fa__sync_alloc, &dest, &data, &len, &op->st);
+  aos_fa_status st = op->st;
+  int last = (int)op->segs.n - 1;
+  aos_fa__op_free(op);
+  if (rc == 0 && dest.heap == NULL && dest.ab == NULL) {
+    /* An empty file whose ArrayBuffer could not be made (the core needs no bytes). */
+    rc = aos_fa_fail(&st, AOS_FA_HOST_IO, ENOMEM, last);
+  }
+  if (rc != 0) {
+    free(dest.heap);
+    if (st.kind == AOS_FA_NOT_FOUND) return aos_fa__undefined(env);
+    return aos_fa__throw(env, aos_fa__status_error(env, &st));
+  }
+  if (dest.heap != NULL) return aos_fa__make_buffer(env, dest.heap, len);
+  napi_value arr = NULL;
+  AOS_CALL(env, napi_create_typedarray(env, napi_uint8_array, len, dest.ab, 0, &arr), NULL);
+  return arr;
 }
 
 /* Runs `op` now (sync entry points) and returns its result or throws. Frees op. */
@@ -538,7 +598,7 @@ static napi_value aos_fa__read(napi_env env, napi_callback_info info) {
   }
   op->h = h;
   op->max_bytes = (uint64_t)max;
-  if (!async) return aos_fa__run_sync(env, op);
+  if (!async) return aos_fa__read_sync(env, op);
   return aos_fa__queue(env, envst, op, argv[0], NULL);
 }
 

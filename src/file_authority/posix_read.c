@@ -76,18 +76,26 @@ static ssize_t aos_fa__read_full(int fd, uint8_t *buf, size_t want) {
   return (ssize_t)got;
 }
 
-/* One pass over the open file: reads size + 1 bytes into buf (to see growth) and
- * fstats afterwards. Returns 0 when exactly `size` bytes came back and the metadata
+/* One pass over the open file: reads `size` bytes into buf, then probes for one more
+ * (into a byte of its own, so buf holds exactly the file's size: the caller's
+ * destination), and fstats afterwards. For a file that has not changed that is a
+ * pread of the whole file and one that returns 0, as a single read of size + 1
+ * bytes would make. Returns 0 when exactly `size` bytes came back and the metadata
  * still matches `opened`; otherwise fails *st (HOST_IO, OVER_BUDGET, FILE_CHANGED). */
 static int aos_fa__read_pass(int fd, uint8_t *buf, size_t size, uint64_t max_bytes,
                              const struct stat *opened, int last, aos_fa_status *st) {
-  ssize_t got = aos_fa__read_full(fd, buf, size + 1);
+  ssize_t got = aos_fa__read_full(fd, buf, size);
   if (got < 0) return aos_fa_fail(st, AOS_FA_HOST_IO, (int)-got, last);
-  if ((size_t)got != size) {
+  if ((size_t)got != size) return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1); /* shrank */
+  uint8_t probe;
+  ssize_t n;
+  do {
+    n = pread(fd, &probe, 1, (off_t)size);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return aos_fa_fail(st, AOS_FA_HOST_IO, errno, last);
+  if (n > 0) {
     /* Grew: a byte beyond the budget is over budget; otherwise it changed. */
-    if ((size_t)got > size && (uint64_t)size + 1 > max_bytes) {
-      return aos_fa_fail(st, AOS_FA_OVER_BUDGET, 0, -1);
-    }
+    if ((uint64_t)size + 1 > max_bytes) return aos_fa_fail(st, AOS_FA_OVER_BUDGET, 0, -1);
     return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
   }
   struct stat after;
@@ -100,7 +108,7 @@ static int aos_fa__read_pass(int fd, uint8_t *buf, size_t size, uint64_t max_byt
  * `buf` holds the first pass; on success it holds bytes that two passes saw. */
 static int aos_fa__confirm(int fd, uint8_t *buf, size_t size, uint64_t max_bytes,
                            const struct stat *opened, int last, aos_fa_status *st) {
-  uint8_t *again = malloc(size + 1);
+  uint8_t *again = malloc(size > 0 ? size : 1);
   if (again == NULL) return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
   int r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
   for (int i = 0; i < AOS_FA__RACY_RETRIES; i++) {
@@ -109,7 +117,7 @@ static int aos_fa__confirm(int fd, uint8_t *buf, size_t size, uint64_t max_bytes
       r = p;
       break;
     }
-    if (memcmp(buf, again, size) == 0) {
+    if (size == 0 || memcmp(buf, again, size) == 0) {
       r = 0;
       break;
     }
@@ -120,8 +128,9 @@ static int aos_fa__confirm(int fd, uint8_t *buf, size_t size, uint64_t max_bytes
   return r;
 }
 
-int aos_fa_read(const aos_fa_root *root, const char *const *segs, size_t count,
-                uint64_t max_bytes, uint8_t **data, size_t *len, aos_fa_status *st) {
+int aos_fa_read_into(const aos_fa_root *root, const char *const *segs, size_t count,
+                     uint64_t max_bytes, aos_fa_alloc alloc, void *ctx, uint8_t **data,
+                     size_t *len, aos_fa_status *st) {
   *data = NULL;
   *len = 0;
   /* No segments names the root itself: a directory, never a regular file. */
@@ -188,9 +197,10 @@ int aos_fa_read(const aos_fa_root *root, const char *const *segs, size_t count,
   }
 
   size_t size = (size_t)opened.st_size;
-  /* One byte more than the size, to see growth. */
-  uint8_t *buf = malloc(size + 1);
-  if (buf == NULL) {
+  /* The caller's destination, exactly the size (the growth probe has its own byte). */
+  uint8_t *buf = alloc(ctx, size);
+  *data = buf;
+  if (buf == NULL && size > 0) {
     close(fd);
     return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
   }
@@ -203,12 +213,25 @@ int aos_fa_read(const aos_fa_root *root, const char *const *segs, size_t count,
     r = aos_fa__confirm(fd, buf, size, max_bytes, &opened, last, st);
   }
   close(fd);
-  if (r != 0) {
-    free(buf);
-    return r;
-  }
-  *data = buf;
+  if (r != 0) return r;
   *len = size;
   aos_fa_status_ok(st);
   return 0;
+}
+
+static uint8_t *aos_fa__malloc_dest(void *ctx, size_t size) {
+  (void)ctx;
+  return malloc(size > 0 ? size : 1); /* never NULL for an empty file */
+}
+
+int aos_fa_read(const aos_fa_root *root, const char *const *segs, size_t count,
+                uint64_t max_bytes, uint8_t **data, size_t *len, aos_fa_status *st) {
+  uint8_t *buf = NULL;
+  int r = aos_fa_read_into(root, segs, count, max_bytes, aos_fa__malloc_dest, NULL, &buf, len, st);
+  if (r != 0) {
+    free(buf);
+    buf = NULL;
+  }
+  *data = buf;
+  return r;
 }

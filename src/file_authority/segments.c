@@ -1,9 +1,10 @@
-/* file-authority: status helpers and the argument rules, checked again in C whatever
+/* file-authority: status helpers, the argument rules, checked again in C whatever
  * the JavaScript layer did (defense in depth; also the entry point of a future fuzz
- * target). Shared by every platform's core. */
+ * target), and the order of names in a listing. Shared by every platform's core. */
 #include "file_authority/fa.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 void aos_fa_status_ok(aos_fa_status *st) {
@@ -83,4 +84,37 @@ int aos_fa_segments_check(const char *const *segs, size_t count, aos_fa_status *
   }
   aos_fa_status_ok(st);
   return 0;
+}
+
+/* A byte's rank in UTF-16 code-unit order. Valid UTF-8 compared byte by byte is code
+ * point order, which agrees with UTF-16 code-unit order except between U+E000..U+FFFF
+ * (lead bytes 0xEE, 0xEF) and the supplementary planes (lead bytes 0xF0..0xF4), whose
+ * surrogates (0xD800..0xDFFF) sort before U+E000 in UTF-16. The first byte where two
+ * names differ is either a lead (or ASCII) byte in both or a continuation byte in both
+ * (their prefixes are the same characters), so ranking 0xEE and 0xEF above 0xF4
+ * (0xF5 and 0xF6, which valid UTF-8 never holds) gives the UTF-16 order. */
+static unsigned aos_fa__u16_rank(uint8_t b) {
+  return b == 0xEE ? 0xF5u : b == 0xEF ? 0xF6u : b;
+}
+
+int aos_fa_name_compare(const char *a, size_t alen, const char *b, size_t blen) {
+  size_t n = alen < blen ? alen : blen;
+  const uint8_t *x = (const uint8_t *)a;
+  const uint8_t *y = (const uint8_t *)b;
+  for (size_t i = 0; i < n; i++) {
+    if (x[i] != y[i]) return aos_fa__u16_rank(x[i]) < aos_fa__u16_rank(y[i]) ? -1 : 1;
+  }
+  return alen < blen ? -1 : alen > blen ? 1 : 0;
+}
+
+static int aos_fa__entry_compare(const void *pa, const void *pb) {
+  const aos_fa_entry *a = pa;
+  const aos_fa_entry *b = pb;
+  return aos_fa_name_compare(a->name, a->len, b->name, b->len);
+}
+
+void aos_fa_listing_sort(aos_fa_listing *listing) {
+  if (listing->count > 1) {
+    qsort(listing->entries, listing->count, sizeof listing->entries[0], aos_fa__entry_compare);
+  }
 }

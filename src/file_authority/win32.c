@@ -332,8 +332,9 @@ static int aos_fa__parent(const aos_fa_root *root, const char *const *segs, size
 
 /* -------------------------------------------------------------------- read */
 
-int aos_fa_read(const aos_fa_root *root, const char *const *segs, size_t count,
-                uint64_t max_bytes, uint8_t **data, size_t *len, aos_fa_status *st) {
+int aos_fa_read_into(const aos_fa_root *root, const char *const *segs, size_t count,
+                     uint64_t max_bytes, aos_fa_alloc alloc, void *ctx, uint8_t **data,
+                     size_t *len, aos_fa_status *st) {
   *data = NULL;
   *len = 0;
   if (count == 0) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, 0, -1);
@@ -371,44 +372,66 @@ int aos_fa_read(const aos_fa_root *root, const char *const *segs, size_t count,
     return aos_fa_fail(st, AOS_FA_OVER_BUDGET, 0, -1);
   }
   size_t size = (size_t)before.size;
-  uint8_t *buf = malloc(size + 1);
-  if (buf == NULL) {
+  /* The caller's destination, exactly the size; a one-byte probe past it sees growth. */
+  uint8_t *buf = alloc(ctx, size);
+  *data = buf;
+  if (buf == NULL && size > 0) {
     CloseHandle(h);
     return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
   }
   size_t got = 0;
-  while (got < size + 1) {
-    DWORD want = (DWORD)((size + 1 - got) > 0x40000000u ? 0x40000000u : (size + 1 - got));
+  while (got < size) {
+    DWORD want = (DWORD)((size - got) > 0x40000000u ? 0x40000000u : (size - got));
     DWORD n = 0;
     if (!ReadFile(h, buf + got, want, &n, NULL)) {
       e = aos_fa__win32_errno(GetLastError());
       CloseHandle(h);
-      free(buf);
       return aos_fa_fail(st, AOS_FA_HOST_IO, e, last);
     }
     if (n == 0) break;
     got += n;
   }
+  if (got == size) {
+    uint8_t probe;
+    DWORD n = 0;
+    if (!ReadFile(h, &probe, 1, &n, NULL)) {
+      e = aos_fa__win32_errno(GetLastError());
+      CloseHandle(h);
+      return aos_fa_fail(st, AOS_FA_HOST_IO, e, last);
+    }
+    got += n;
+  }
   e = aos_fa__identify(h, &after);
   CloseHandle(h);
-  if (e != 0) {
-    free(buf);
-    return aos_fa_fail(st, AOS_FA_HOST_IO, e, last);
-  }
+  if (e != 0) return aos_fa_fail(st, AOS_FA_HOST_IO, e, last);
   if (got != size) {
-    free(buf);
     if (got > size && (uint64_t)size + 1 > max_bytes) return aos_fa_fail(st, AOS_FA_OVER_BUDGET, 0, -1);
     return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
   }
   if (!aos_fa__same_object(&before, &after) || before.size != after.size ||
       before.mtime != after.mtime) {
-    free(buf);
     return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
   }
-  *data = buf;
   *len = size;
   aos_fa_status_ok(st);
   return 0;
+}
+
+static uint8_t *aos_fa__malloc_dest(void *ctx, size_t size) {
+  (void)ctx;
+  return malloc(size > 0 ? size : 1); /* never NULL for an empty file */
+}
+
+int aos_fa_read(const aos_fa_root *root, const char *const *segs, size_t count,
+                uint64_t max_bytes, uint8_t **data, size_t *len, aos_fa_status *st) {
+  uint8_t *buf = NULL;
+  int r = aos_fa_read_into(root, segs, count, max_bytes, aos_fa__malloc_dest, NULL, &buf, len, st);
+  if (r != 0) {
+    free(buf);
+    buf = NULL;
+  }
+  *data = buf;
+  return r;
 }
 
 /* -------------------------------------------------------------------- list */

@@ -383,6 +383,11 @@ for (const face of [memoryFace, nativeFace]) {
         assert.equal(descriptor.enumerable, false)
         assert.deepEqual(Object.keys(listing), ['0', '1', '2'])
         for (const entry of listing) assert.deepEqual(Object.keys(entry), ['name', 'kind'])
+        // Both faces: plain objects, not frozen (the types mark the fields readonly only).
+        for (const entry of [...listing, ...ctx.reader.listSync(['docs'])]) {
+          assert.equal(Object.getPrototypeOf(entry), Object.prototype)
+          assert.equal(Object.isFrozen(entry), false)
+        }
         assert.equal(JSON.stringify(listing), '[{"name":"b.txt","kind":"file"},{"name":"empty","kind":"directory"},{"name":"nested","kind":"directory"}]')
         assert.deepStrictEqual(listing, [
           { name: 'b.txt', kind: 'file' },
@@ -401,6 +406,14 @@ for (const face of [memoryFace, nativeFace]) {
         const empty = await ctx.reader.readBytes(['empty.txt'], { maxBytes: 0 })
         assert.equal(Object.getPrototypeOf(empty), Uint8Array.prototype)
         assert.equal(empty.length, 0)
+        const emptySync = ctx.reader.readBytesSync(['empty.txt'], { maxBytes: 0 })
+        assert.equal(Object.getPrototypeOf(emptySync), Uint8Array.prototype)
+        assert.equal(emptySync.length, 0)
+        // Each array covers its own whole buffer: no spare byte, no shared pool.
+        for (const bytes of [first, second, empty, emptySync]) {
+          assert.equal(bytes.byteOffset, 0)
+          assert.equal(bytes.buffer.byteLength, bytes.length)
+        }
       })
 
       it('writeText copies its bytes at the call: changing the buffer afterwards changes nothing', async function () {

@@ -93,6 +93,26 @@ for (const resolver of resolvers()) {
         }
       })
 
+      it('every size around the sync path\'s buffer switch: exact bytes, each array its own whole buffer', async function () {
+        // readBytesSync reads small files into a Node-allocated ArrayBuffer and larger
+        // ones (over 64 KiB) into a malloc'ed external one; both must look the same.
+        for (const size of [0, 1, 4095, 4096, 65535, 65536, 65537, 1 << 20]) {
+          const bytes = Buffer.alloc(size)
+          for (let i = 0; i < size; i++) bytes[i] = (i * 7 + size) & 0xff
+          fs.writeFileSync(path.join(s.root, 'sized.bin'), bytes)
+          const sync = r.readBytesSync(['sized.bin'], { maxBytes: size })
+          const async = await r.readBytes(['sized.bin'], { maxBytes: size })
+          for (const got of [sync, async]) {
+            assert.strictEqual(Object.getPrototypeOf(got), Uint8Array.prototype)
+            assert.strictEqual(got.byteOffset, 0)
+            assert.strictEqual(got.buffer.byteLength, size)
+            assert.ok(Buffer.from(got.buffer).equals(bytes))
+          }
+          assert.notStrictEqual(sync.buffer, r.readBytesSync(['sized.bin'], { maxBytes: size }).buffer)
+          if (size > 0) assert.deepStrictEqual(code(() => r.readBytesSync(['sized.bin'], { maxBytes: size - 1 })), ['OVER_BUDGET', undefined])
+        }
+      })
+
       it('undefined only when the entry or a parent does not exist', async function () {
         fs.mkdirSync(path.join(s.root, 'd'))
         for (const segs of [['missing'], ['d', 'missing'], ['missing', 'x'], ['d', 'missing', 'x', 'y']]) {
@@ -237,6 +257,31 @@ for (const resolver of resolvers()) {
           assert.strictEqual(listing.omitted, 0)
           assert.ok(!listing.some((e) => e.name === '.' || e.name === '..'))
           assert.ok(Array.isArray(listing))
+        }
+      })
+
+      it('code-unit order where it differs from UTF-8 byte order, prefixes first, plain entries', async function () {
+        // The listing is sorted in C: names from every UTF-8 length class, around the
+        // surrogate range (U+D7FF, U+E000..U+FFFF against U+10000 and above) and
+        // prefixes of one another, must come back exactly as JavaScript's sort() orders them.
+        const chars = ['a', 'Z', '~', '\u007f', '\u0080', '\u07ff', '\u0800', '\ud7ff', '\ue000',
+          '\uf8ff', '\uffee', '\ufffd', '\u{10000}', '\u{1f600}', '\u{10ffff}']
+        const names = new Set()
+        for (const x of chars) {
+          names.add(x)
+          for (const y of chars) names.add(x + y)
+        }
+        const dir = path.join(s.root, 'order')
+        fs.mkdirSync(dir)
+        for (const n of names) fs.writeFileSync(path.join(dir, n), '')
+        const expected = [...names].sort()
+        assert.ok(expected.indexOf('\u{10000}') < expected.indexOf('\ue000'))
+        for (const listing of [r.listSync(['order']), await r.list(['order'])]) {
+          assert.deepStrictEqual(listing.map((e) => e.name), expected)
+          // Plain objects with exactly name and kind, not frozen: as the in-memory face's.
+          assert.deepStrictEqual(Object.keys(listing[0]), ['name', 'kind'])
+          assert.strictEqual(Object.getPrototypeOf(listing[0]), Object.prototype)
+          assert.ok(listing.every((e) => !Object.isFrozen(e) && e.kind === 'file'))
         }
       })
 
