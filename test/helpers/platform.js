@@ -23,6 +23,7 @@ const REASONS = {
   wineRoot: 'wine keeps the read-only attribute as Unix mode bits, which root (the user of this run) bypasses; real Windows runs this',
   renameOverOpen: 'replacing a file another process holds open: Windows refuses the rename (HOST_IO EACCES) under the classic rename semantics the Windows core uses',
   deletePendingName: 'Windows keeps a removed directory\'s name while a handle still holds it (delete pending), so nothing can be put back under that name',
+  wineSupplementary: 'wine 8 mishandles file names with characters beyond U+FFFF (creating one fails with EISDIR, as if the name were empty); real Windows runs this',
   wineDeletePending: 'wine 8 keeps a removed directory that a handle still holds and does not report it as delete pending (FILE_STANDARD_INFO.DeletePending), so the Windows core cannot see the root was removed; real Windows runs this'
 }
 
