@@ -184,28 +184,30 @@ static bool aos_lock__pid_alive(int64_t pid) {
 }
 
 #ifdef __linux__
-/* Checks one line of /proc/locks: "N: FLOCK  ADVISORY  WRITE pid MAJ:MIN:INO 0 EOF"
- * (waiters read "N: -> FLOCK ..." and never match). */
-static bool aos_lock__locks_line_matches(const char *line, int64_t pid,
-                                         const struct stat *st) {
+/* The pid on one line of /proc/locks, "N: FLOCK  ADVISORY  WRITE pid MAJ:MIN:INO 0 EOF",
+ * when it is an exclusive flock on the file `st` describes; else 0 (waiters read
+ * "N: -> FLOCK ..." and never match). */
+static int64_t aos_lock__locks_line_holder(const char *line, const struct stat *st) {
   char type[16], mode[16], access[16];
   long long line_pid = 0;
   unsigned int maj = 0, min = 0;
   unsigned long long ino = 0;
   int n = sscanf(line, "%*d: %15s %15s %15s %lld %x:%x:%llu", type, mode, access,
                  &line_pid, &maj, &min, &ino);
-  if (n != 7) return false;
-  return strcmp(type, "FLOCK") == 0 && strcmp(access, "WRITE") == 0 &&
-         line_pid == pid && maj == major(st->st_dev) && min == minor(st->st_dev) &&
-         ino == (unsigned long long)st->st_ino;
+  if (n != 7 || line_pid <= 0 || line_pid > INT_MAX) return 0;
+  bool match = strcmp(type, "FLOCK") == 0 && strcmp(access, "WRITE") == 0 &&
+               maj == major(st->st_dev) && min == minor(st->st_dev) &&
+               ino == (unsigned long long)st->st_ino;
+  return match ? (int64_t)line_pid : 0;
 }
 
-/* 1 when the kernel's lock table lists `pid` as holding an exclusive flock on the
- * file `st` describes, 0 when it does not, -1 when the table cannot be read (no
- * procfs): the caller then relies on the recorded pid being alive. Pids in
- * /proc/locks are those of the reader's pid namespace, like the recorded one when
- * both processes share it; a holder in another namespace is not confirmed. */
-static int aos_lock__kernel_lists_holder(int64_t pid, const struct stat *st) {
+/* The pid that the kernel's lock table lists as holding an exclusive flock on the
+ * file `st` describes: > 0, 0 when it lists none, -1 when the table cannot be read
+ * (no procfs). This is the kernel's own record of who locked, so it needs no help
+ * from the holder (it is right even in the instant between a holder's flock and its
+ * pid write). Pids in /proc/locks are those of the reader's pid namespace; a holder
+ * in another namespace shows as 0 and is not named. */
+static int64_t aos_lock__kernel_holder(const struct stat *st) {
   int fd;
   do {
     fd = open("/proc/locks", O_RDONLY | O_CLOEXEC);
@@ -213,7 +215,7 @@ static int aos_lock__kernel_lists_holder(int64_t pid, const struct stat *st) {
   if (fd == -1) return -1;
   char buf[8192];
   size_t have = 0;
-  int found = 0;
+  int64_t found = 0;
   for (;;) {
     ssize_t n = read(fd, buf + have, sizeof buf - 1 - have);
     if (n == -1 && errno == EINTR) continue;
@@ -225,18 +227,15 @@ static int aos_lock__kernel_lists_holder(int64_t pid, const struct stat *st) {
     buf[have] = '\0';
     char *line = buf;
     char *nl;
-    while ((nl = strchr(line, '\n')) != NULL) {
+    while (found == 0 && (nl = strchr(line, '\n')) != NULL) {
       *nl = '\0';
-      if (aos_lock__locks_line_matches(line, pid, st)) {
-        found = 1;
-        break;
-      }
+      found = aos_lock__locks_line_holder(line, st);
       line = nl + 1;
     }
-    if (found == 1) break;
+    if (found != 0) break;
     size_t rest = have - (size_t)(line - buf);
     if (n == 0) {
-      if (rest > 0 && aos_lock__locks_line_matches(line, pid, st)) found = 1;
+      if (rest > 0) found = aos_lock__locks_line_holder(line, st);
       break;
     }
     if (rest == sizeof buf - 1) rest = 0; /* a line longer than any the kernel writes */
@@ -249,23 +248,25 @@ static int aos_lock__kernel_lists_holder(int64_t pid, const struct stat *st) {
 #endif
 
 /* The holder's pid where it can be known, else 0. `fd` is this caller's own
- * (unlocked) descriptor of the guard file, `st` its identity. */
+ * (unlocked) descriptor of the guard file, `st` its identity.
+ * Linux: the kernel's lock table names the process that took the flock; the pid
+ * recorded in the file is only consulted where that table cannot be read. Elsewhere
+ * (and then): the recorded pid, if it names a live process. A holder records its pid a
+ * few system calls after its flock succeeded, so an empty record is read again a
+ * bounded number of times, yielding the processor in between. */
 static int64_t aos_lock__holder_pid(int fd, const struct stat *st) {
+#ifdef __linux__
+  int64_t kernel = aos_lock__kernel_holder(st);
+  if (kernel >= 0) return aos_lock__pid_alive(kernel) ? kernel : 0;
+#else
+  (void)st;
+#endif
   int64_t pid = aos_lock__read_pid(fd);
-  /* A holder records its pid a few system calls after its flock succeeded: an empty
-   * record may just be a holder inside that window. Look again a bounded number of
-   * times, yielding the processor in between. */
   for (int tries = 0; pid == 0 && tries < AOS_LOCK__PID_RETRIES; tries++) {
     sched_yield();
     pid = aos_lock__read_pid(fd);
   }
-  if (!aos_lock__pid_alive(pid)) return 0;
-#ifdef __linux__
-  if (aos_lock__kernel_lists_holder(pid, st) == 0) return 0;
-#else
-  (void)st;
-#endif
-  return pid;
+  return aos_lock__pid_alive(pid) ? pid : 0;
 }
 
 int aos_lock_try_acquire(const char *path, bool want_holder, aos_lock *lock,
