@@ -184,6 +184,9 @@ static void aos_lock__record_pid(aos_lock *lock) {
   (void)WriteFile(lock->handle, text, (DWORD)n, &written, &at);
 }
 
+/* Extra reads of an empty pid record before the holder counts as unknown. */
+#define AOS_LOCK__PID_RETRIES 16
+
 static int64_t aos_lock__read_pid(HANDLE h) {
   char text[AOS_LOCK__PID_MAX_BYTES];
   OVERLAPPED at = {0};
@@ -276,7 +279,15 @@ static int aos_lock__try(const wchar_t *wpath, bool want_holder, aos_lock *lock,
     if (!locked) {
       out->state = AOS_LOCK_HELD;
       if (want_holder) {
+        /* A holder records its pid a few calls after its lock succeeded: an empty
+         * record may be a holder inside that window. Look again a bounded number of
+         * times, yielding the processor, then sleeping a millisecond, in between. */
         int64_t pid = aos_lock__read_pid(h);
+        for (int tries = 0; pid == 0 && tries < AOS_LOCK__PID_RETRIES; tries++) {
+          if (tries < AOS_LOCK__PID_RETRIES / 2) SwitchToThread();
+          else Sleep(1);
+          pid = aos_lock__read_pid(h);
+        }
         out->holder_pid = aos_lock__pid_alive(pid) ? pid : 0;
       }
       CloseHandle(h);

@@ -222,6 +222,13 @@ for (const resolver of resolvers()) {
             w.writeTextSync(['target'], 'mine')
             seen.ok++
           } catch (err) {
+            if (windows && err.code === 'HOST_IO' && ['EACCES', 'EBUSY', 'EPERM'].includes(err.hostCode)) {
+              // Windows refuses a rename over a name another process is renaming or
+              // holds open (classic rename semantics, docs/platforms.md): a refusal, not
+              // a false success.
+              seen.refused = (seen.refused || 0) + 1
+              continue
+            }
             assert.strictEqual(err.code, 'FILE_CHANGED', String(err))
             seen.FILE_CHANGED++
           }
@@ -230,7 +237,7 @@ for (const resolver of resolvers()) {
         clobber.kill('SIGKILL')
         await new Promise((resolve) => clobber.on('exit', resolve))
       }
-      assert.strictEqual(seen.ok + seen.FILE_CHANGED, 300)
+      assert.strictEqual(seen.ok + seen.FILE_CHANGED + (seen.refused || 0), 300)
       if (process.env.AGENT_OS_TEST_VERBOSE) console.log('      outcomes', seen)
       assert.deepStrictEqual(tempFiles(s.root), [])
     })
