@@ -218,20 +218,3 @@ int aos_fa_read_into(const aos_fa_root *root, const char *const *segs, size_t co
   aos_fa_status_ok(st);
   return 0;
 }
-
-static uint8_t *aos_fa__malloc_dest(void *ctx, size_t size) {
-  (void)ctx;
-  return malloc(size > 0 ? size : 1); /* never NULL for an empty file */
-}
-
-int aos_fa_read(const aos_fa_root *root, const char *const *segs, size_t count,
-                uint64_t max_bytes, uint8_t **data, size_t *len, aos_fa_status *st) {
-  uint8_t *buf = NULL;
-  int r = aos_fa_read_into(root, segs, count, max_bytes, aos_fa__malloc_dest, NULL, &buf, len, st);
-  if (r != 0) {
-    free(buf);
-    buf = NULL;
-  }
-  *data = buf;
-  return r;
-}
