@@ -13,25 +13,7 @@ const { REASONS, skipBecause } = require('../helpers/platform.js')
 
 const WIN = process.platform === 'win32'
 
-function code (fn) {
-  try {
-    fn()
-  } catch (err) {
-    assert.ok(err instanceof fa.FileAuthorityError, String(err))
-    return [err.code, err.segmentIndex, err.hostCode]
-  }
-  return 'no error'
-}
-
-async function asyncCode (promise) {
-  try {
-    await promise
-  } catch (err) {
-    assert.ok(err instanceof fa.FileAuthorityError, String(err))
-    return [err.code, err.segmentIndex, err.hostCode]
-  }
-  return 'no error'
-}
+const { code, asyncCode } = require('../helpers/fa-outcome.js')
 
 describe('file-authority on every host', function () {
   this.timeout(60000)

@@ -10,25 +10,7 @@ const fa = require('../../lib/file-authority.js')
 const { makeSandbox, resolvers, useResolver, tempFiles, walkTree } = require('../helpers/fs-layouts.js')
 const { windows, REASONS, skipBecause, symlinksWork } = require('../helpers/platform.js')
 
-function code (fn) {
-  try {
-    fn()
-  } catch (err) {
-    assert.ok(err instanceof fa.FileAuthorityError, String(err))
-    return [err.code, err.segmentIndex, err.hostCode]
-  }
-  return 'no error'
-}
-
-async function asyncCode (promise) {
-  try {
-    await promise
-  } catch (err) {
-    assert.ok(err instanceof fa.FileAuthorityError, String(err))
-    return [err.code, err.segmentIndex, err.hostCode]
-  }
-  return 'no error'
-}
+const { code, asyncCode } = require('../helpers/fa-outcome.js')
 
 function modeOf (p) {
   return fs.statSync(p).mode & 0o7777
