@@ -175,7 +175,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   } else if (op == 1) {
     uint8_t *bytes = NULL;
     size_t len = 0;
-    int r = aos_fa_read(&root, segs, l.count, budget, &bytes, &len, &st);
+    int r = aos_fa_read(&root, segs, l.count, budget, &bytes, &len, NULL, &st);
     if (r == 0) {
       AOS_FUZZ_CHECK(bytes != NULL, "read succeeded without a buffer");
       AOS_FUZZ_CHECK(len <= budget, "read beyond the budget");

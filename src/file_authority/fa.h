@@ -25,6 +25,7 @@ typedef enum {
   AOS_FA_OVER_BUDGET,     /* more bytes than the budget allows */
   AOS_FA_FILE_CHANGED,    /* changed while read, or the committed name was replaced */
   AOS_FA_ROOT_CHANGED,    /* the retained root was removed, or is not the expected one */
+  AOS_FA_ENTRY_EXISTS,    /* create-only (ifAbsent, rename, makeDirectory) met an entry */
   AOS_FA_HOST_IO          /* any other host failure; err says which */
 } aos_fa_kind;
 
@@ -65,6 +66,39 @@ bool aos_fa_utf8_valid(const uint8_t *s, size_t len);
  * AOS_FA_MAX_SEGMENT_BYTES bytes of valid UTF-8. Returns 0, or -EINVAL with
  * AOS_FA_INVALID_PATH and the first bad index (-1 when the count is wrong). */
 int aos_fa_segments_check(const char *const *segs, size_t count, aos_fa_status *st);
+
+/* ---- version.c: an entry's version (every platform).
+ *
+ * The identity (device or volume, inode or file id), size, modification time and
+ * status-change time of one entry, as the host reports them through a descriptor or
+ * handle. Two versions are equal only when all six fields are. Its string form
+ * (aos_fa_version_string) is AOS_FA_VERSION_CHARS lowercase hex digits: each field
+ * through a fixed bijective scramble, so the string is opaque to callers yet equal
+ * exactly when the versions are (no digest, no collision), the same in every process
+ * of a host. */
+typedef struct {
+  uint64_t dev;
+  uint64_t ino;    /* POSIX: st_ino; Windows: the low half of the 128-bit file id */
+  uint64_t ino_hi; /* POSIX: 0; Windows: the high half of the file id */
+  uint64_t size;
+  int64_t mtime_ns;
+  int64_t ctime_ns; /* the status-change time (Windows: ChangeTime) */
+} aos_fa_version;
+
+#define AOS_FA_VERSION_CHARS 96 /* six 64-bit fields, 16 hex digits each */
+
+/* Writes the version's string form and a NUL into out[0..AOS_FA_VERSION_CHARS]. */
+void aos_fa_version_string(const aos_fa_version *v, char out[AOS_FA_VERSION_CHARS + 1]);
+
+/* True when both name the same entry with the same size and times. */
+bool aos_fa_version_equal(const aos_fa_version *a, const aos_fa_version *b);
+
+/* True when s[0..len) has the shape of a version string (AOS_FA_VERSION_CHARS
+ * lowercase hex digits); says nothing of whether any entry has it. */
+bool aos_fa_version_string_valid(const char *s, size_t len);
+
+/* True when v's string form is s (which must have the shape above). */
+bool aos_fa_version_matches(const aos_fa_version *v, const char *s);
 
 /* ---- posix_walk.c / win32.c: roots and resolution. A root descriptor is a file
  * descriptor on POSIX and a HANDLE on Windows (whose values fit in 32 bits). */
@@ -116,12 +150,25 @@ typedef uint8_t *(*aos_fa_alloc)(void *ctx, size_t size);
  * segment: no segment index). */
 int aos_fa_read_into(const aos_fa_root *root, const char *const *segs, size_t count,
                      uint64_t max_bytes, aos_fa_alloc alloc, void *ctx, uint8_t **data,
-                     size_t *len, aos_fa_status *st);
+                     size_t *len, aos_fa_version *version, aos_fa_status *st);
+/* `version` (may be NULL): on success, the version of exactly the bytes returned. */
 
 /* aos_fa_read_into with malloc: on success *data is a malloc'ed buffer of *len bytes
  * (never NULL, even for an empty file); free it with free(). On failure *data is NULL. */
 int aos_fa_read(const aos_fa_root *root, const char *const *segs, size_t count,
-                uint64_t max_bytes, uint8_t **data, size_t *len, aos_fa_status *st);
+                uint64_t max_bytes, uint8_t **data, size_t *len, aos_fa_version *version,
+                aos_fa_status *st);
+
+/* Reads at most `length` bytes of the regular file segs[0..count) from `offset`
+ * (fewer at end of file, none past it) into a buffer from alloc(ctx, n), n being the
+ * count that will be read (called at most once, as for aos_fa_read_into). On success
+ * *len is the count read, *size the file's size and *version its version at that
+ * read, under the same consistency rule as aos_fa_read_into (FILE_CHANGED). Never
+ * OVER_BUDGET: a file larger than `length` is read in part. */
+int aos_fa_read_range(const aos_fa_root *root, const char *const *segs, size_t count,
+                      uint64_t offset, uint64_t length, aos_fa_alloc alloc, void *ctx,
+                      uint8_t **data, size_t *len, uint64_t *size, aos_fa_version *version,
+                      aos_fa_status *st);
 
 /* ---- posix_list.c */
 
@@ -159,15 +206,30 @@ int aos_fa_name_compare(const char *a, size_t alen, const char *b, size_t blen);
 /* Sorts a listing's entries by name with aos_fa_name_compare. */
 void aos_fa_listing_sort(aos_fa_listing *listing);
 
-/* ---- posix_write.c */
+/* ---- posix_write.c / win32.c */
+
+/* How a write commits. aos_fa_write_opts_init gives the defaults. */
+typedef struct {
+  bool create_parents; /* create missing parent directories, none through a link */
+  bool utf8;           /* the bytes must be valid UTF-8 (writeText), else INVALID_CONTENT */
+  uint32_t mode;       /* a new file's permission bits (0 ... 0777), less the umask */
+  bool if_absent;      /* create only: any entry at the name is ENTRY_EXISTS */
+  /* NULL, or a version string (aos_fa_version_string_valid): replace only a regular
+   * file of that version at the commit, else FILE_CHANGED (a missing target too). */
+  const char *if_version;
+} aos_fa_write_opts;
+
+/* create_parents false, utf8 true, mode 0666, if_absent false, if_version NULL. */
+void aos_fa_write_opts_init(aos_fa_write_opts *opts);
 
 /* Atomically replaces (or creates) the regular file segs[0..count) (count 0, the
- * root: UNSAFE_ENTRY) with
- * data[0..len), which must be valid UTF-8: exclusive temporary file in the retained
- * parent, written, flushed, given the replaced file's permission bits (a new file:
- * 0666 less the umask), renamed over the target relative to the parent, parent
- * flushed, committed name checked against the temporary file's identity. */
+ * root: UNSAFE_ENTRY) with data[0..len): exclusive owner-only temporary file in the
+ * retained parent, written, flushed, given its final permission bits (a replaced
+ * file's mode & 0777, never set-id bits; a new file: opts->mode less the umask),
+ * committed relative to the parent without ever replacing an entry of another kind,
+ * parent flushed, committed name checked against the temporary file's identity. */
 int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
-                 const uint8_t *data, size_t len, bool create_parents, aos_fa_status *st);
+                 const uint8_t *data, size_t len, const aos_fa_write_opts *opts,
+                 aos_fa_status *st);
 
 #endif

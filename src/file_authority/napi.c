@@ -85,6 +85,7 @@ static const char *aos_fa__kind_name(aos_fa_kind k) {
     case AOS_FA_OVER_BUDGET: return "OVER_BUDGET";
     case AOS_FA_FILE_CHANGED: return "FILE_CHANGED";
     case AOS_FA_ROOT_CHANGED: return "ROOT_CHANGED";
+    case AOS_FA_ENTRY_EXISTS: return "ENTRY_EXISTS";
     case AOS_FA_NOT_FOUND: /* callers turn it into undefined; a write never has it */
     case AOS_FA_HOST_IO:
     default: return "HOST_IO";
@@ -332,7 +333,7 @@ static void aos_fa__op_run(aos_fa__op *op) {
     }
     case AOS_FA__OP_READ:
       op->rc = aos_fa_read(&op->h->root, (const char *const *)op->segs.v, op->segs.n,
-                           op->max_bytes, &op->data, &op->len, &op->st);
+                           op->max_bytes, &op->data, &op->len, NULL, &op->st);
       return;
     case AOS_FA__OP_LIST:
       op->rc = aos_fa_list(&op->h->root, (const char *const *)op->segs.v, op->segs.n,
@@ -340,10 +341,14 @@ static void aos_fa__op_run(aos_fa__op *op) {
       /* Sorted here, off the JavaScript thread for list(). */
       if (op->rc == 0) aos_fa_listing_sort(&op->listing);
       return;
-    case AOS_FA__OP_WRITE:
+    case AOS_FA__OP_WRITE: {
+      aos_fa_write_opts wo;
+      aos_fa_write_opts_init(&wo);
+      wo.create_parents = op->create_parents;
       op->rc = aos_fa_write(&op->h->root, (const char *const *)op->segs.v, op->segs.n,
-                            op->bytes, op->nbytes, op->create_parents, &op->st);
+                            op->bytes, op->nbytes, &wo, &op->st);
       return;
+    }
   }
 }
 
@@ -433,7 +438,8 @@ static napi_value aos_fa__read_sync(napi_env env, aos_fa__op *op) {
   uint8_t *data = NULL;
   size_t len = 0;
   int rc = aos_fa_read_into(&op->h->root, (const char *const *)op->segs.v, op->segs.n,
-                            op->max_bytes, aos_fa__sync_alloc, &dest, &data, &len, &op->st);
+                            op->max_bytes, aos_fa__sync_alloc, &dest, &data, &len, NULL,
+                            &op->st);
   aos_fa_status st = op->st;
   int last = (int)op->segs.n - 1;
   aos_fa__op_free(op);

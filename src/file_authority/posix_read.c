@@ -19,6 +19,7 @@
  * on a filesystem that takes no lock for SEEK_DATA, stalled mid-copy across both
  * reads) is stated in docs/file-authority.md. */
 #include "file_authority/fa.h"
+#include "file_authority/posix.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -130,7 +131,7 @@ static int aos_fa__confirm(int fd, uint8_t *buf, size_t size, uint64_t max_bytes
 
 int aos_fa_read_into(const aos_fa_root *root, const char *const *segs, size_t count,
                      uint64_t max_bytes, aos_fa_alloc alloc, void *ctx, uint8_t **data,
-                     size_t *len, aos_fa_status *st) {
+                     size_t *len, aos_fa_version *version, aos_fa_status *st) {
   *data = NULL;
   *len = 0;
   /* No segments names the root itself: a directory, never a regular file. */
@@ -215,6 +216,7 @@ int aos_fa_read_into(const aos_fa_root *root, const char *const *segs, size_t co
   close(fd);
   if (r != 0) return r;
   *len = size;
+  if (version != NULL) aos_fa_posix_version(&opened, version);
   aos_fa_status_ok(st);
   return 0;
 }

@@ -174,13 +174,15 @@ static int aos_fa__stage(int dir, const uint8_t *data, size_t len, const mode_t 
 }
 
 int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
-                 const uint8_t *data, size_t len, bool create_parents, aos_fa_status *st) {
+                 const uint8_t *data, size_t len, const aos_fa_write_opts *opts,
+                 aos_fa_status *st) {
+  bool create_parents = opts->create_parents;
   /* No segments names the root itself: a directory, never replaced. */
   if (count == 0) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, 0, -1);
   int r = aos_fa_segments_check(segs, count, st);
   if (r != 0) return r;
   if (len > 0 && data == NULL) return aos_fa_fail(st, AOS_FA_INVALID_CONTENT, 0, -1);
-  if (!aos_fa_utf8_valid(data, len)) return aos_fa_fail(st, AOS_FA_INVALID_CONTENT, 0, -1);
+  if (opts->utf8 && !aos_fa_utf8_valid(data, len)) return aos_fa_fail(st, AOS_FA_INVALID_CONTENT, 0, -1);
   int last = (int)count - 1;
   const char *target = segs[last];
 

@@ -11,13 +11,23 @@ static uint8_t *aos_fa__malloc_dest(void *ctx, size_t size) {
 }
 
 int aos_fa_read(const aos_fa_root *root, const char *const *segs, size_t count,
-                uint64_t max_bytes, uint8_t **data, size_t *len, aos_fa_status *st) {
+                uint64_t max_bytes, uint8_t **data, size_t *len, aos_fa_version *version,
+                aos_fa_status *st) {
   uint8_t *buf = NULL;
-  int r = aos_fa_read_into(root, segs, count, max_bytes, aos_fa__malloc_dest, NULL, &buf, len, st);
+  int r = aos_fa_read_into(root, segs, count, max_bytes, aos_fa__malloc_dest, NULL, &buf, len,
+                           version, st);
   if (r != 0) {
     free(buf);
     buf = NULL;
   }
   *data = buf;
   return r;
+}
+
+void aos_fa_write_opts_init(aos_fa_write_opts *opts) {
+  opts->create_parents = false;
+  opts->utf8 = true;
+  opts->mode = 0666;
+  opts->if_absent = false;
+  opts->if_version = NULL;
 }

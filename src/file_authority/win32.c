@@ -334,7 +334,7 @@ static int aos_fa__parent(const aos_fa_root *root, const char *const *segs, size
 
 int aos_fa_read_into(const aos_fa_root *root, const char *const *segs, size_t count,
                      uint64_t max_bytes, aos_fa_alloc alloc, void *ctx, uint8_t **data,
-                     size_t *len, aos_fa_status *st) {
+                     size_t *len, aos_fa_version *version, aos_fa_status *st) {
   *data = NULL;
   *len = 0;
   if (count == 0) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, 0, -1);
@@ -402,6 +402,11 @@ int aos_fa_read_into(const aos_fa_root *root, const char *const *segs, size_t co
     got += n;
   }
   e = aos_fa__identify(h, &after);
+  FILE_BASIC_INFO basic;
+  if (e == 0 && version != NULL &&
+      !GetFileInformationByHandleEx(h, FileBasicInfo, &basic, sizeof basic)) {
+    e = aos_fa__win32_errno(GetLastError());
+  }
   CloseHandle(h);
   if (e != 0) return aos_fa_fail(st, AOS_FA_HOST_IO, e, last);
   if (got != size) {
@@ -413,6 +418,14 @@ int aos_fa_read_into(const aos_fa_root *root, const char *const *segs, size_t co
     return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
   }
   *len = size;
+  if (version != NULL) {
+    version->dev = after.volume;
+    memcpy(&version->ino, after.id, sizeof version->ino);
+    memcpy(&version->ino_hi, after.id + 8, sizeof version->ino_hi);
+    version->size = (uint64_t)after.size;
+    version->mtime_ns = after.mtime; /* 100 ns units: compared, never shown */
+    version->ctime_ns = basic.ChangeTime.QuadPart;
+  }
   aos_fa_status_ok(st);
   return 0;
 }
@@ -531,12 +544,14 @@ static void aos_fa__discard(HANDLE tmp) {
 }
 
 int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
-                 const uint8_t *data, size_t len, bool create_parents, aos_fa_status *st) {
+                 const uint8_t *data, size_t len, const aos_fa_write_opts *opts,
+                 aos_fa_status *st) {
+  bool create_parents = opts->create_parents;
   if (count == 0) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, 0, -1);
   int r = aos_fa_segments_check(segs, count, st);
   if (r != 0) return r;
   if (len > 0 && data == NULL) return aos_fa_fail(st, AOS_FA_INVALID_CONTENT, 0, -1);
-  if (!aos_fa_utf8_valid(data, len)) return aos_fa_fail(st, AOS_FA_INVALID_CONTENT, 0, -1);
+  if (opts->utf8 && !aos_fa_utf8_valid(data, len)) return aos_fa_fail(st, AOS_FA_INVALID_CONTENT, 0, -1);
   int last = (int)count - 1;
   const char *target = segs[last];
   HANDLE dir;
