@@ -39,6 +39,7 @@ function fences (text) {
     const open = /^( {0,3})(`{3,}|~{3,})\s*([^`\s]*)(.*)$/.exec(lines[i])
     if (!open) continue
     const [, indent, marker, lang, rest] = open
+    if (marker[0] === '`' && rest.includes('`')) continue // inline code, not a fence (CommonMark)
     const body = []
     let j = i + 1
     for (; j < lines.length; j++) {
@@ -115,12 +116,12 @@ module.exports = { fences }
 
 describe('docs: the snippet extractor', function () {
   it('reads each fence\'s language, flags and body, and ends a fence only at its own marker', function () {
-    const md = ['text', '```js nocheck', 'a()', '```', '', '````md', '```js', 'inner', '```', '````', '  ```cjs', '  b()', '  ```', '```'].join('\n')
+    const md = ['text', '```` ```js ```` is inline code', '```js nocheck', 'a()', '```', '', '````md', '```js', 'inner', '```', '````', '  ```cjs', '  b()', '  ```', '```'].join('\n')
     assert.deepEqual(fences(md), [
-      { line: 2, lang: 'js', flags: ['nocheck'], code: 'a()\n' },
-      { line: 6, lang: 'md', flags: [], code: '```js\ninner\n```\n' },
-      { line: 11, lang: 'cjs', flags: [], code: 'b()\n' },
-      { line: 14, lang: '', flags: [], code: '\n' }
+      { line: 3, lang: 'js', flags: ['nocheck'], code: 'a()\n' },
+      { line: 7, lang: 'md', flags: [], code: '```js\ninner\n```\n' },
+      { line: 12, lang: 'cjs', flags: [], code: 'b()\n' },
+      { line: 15, lang: '', flags: [], code: '\n' }
     ])
   })
 })
