@@ -1,5 +1,38 @@
 // Public types of @scope/agent-os. Each subpath's declaration file (types/*.d.ts)
-// re-exports its part of this file; the package has no root export.
+// re-exports its part of this file; the package has no root export, and a root import
+// fails type-checking too (package.json "types" names types/no-root-export.d.ts).
+//
+// Self-contained: these declarations type-check without @types/node or lib "dom",
+// and agree with them when they are present (see "shared declarations" below).
+// To add a declaration: put it in its subpath's section here and name it in that
+// subpath's types/<subpath>.d.ts export list.
+
+// ---------------------------------------------------------- shared declarations
+
+declare global {
+  // As declared by lib esnext.disposable and by @types/node, so a consumer on an
+  // older `lib` setting still sees the symbols the authorities and guards implement.
+  interface SymbolConstructor {
+    readonly dispose: unique symbol
+    readonly asyncDispose: unique symbol
+  }
+}
+
+/** The part of an AbortSignal that `acquire` reads; pass a real AbortSignal. */
+export interface AbortSignalLike {
+  readonly aborted: boolean
+  readonly reason: any
+  addEventListener(type: 'abort', listener: (this: any, event: any) => any, options?: { once?: boolean }): void
+  removeEventListener(type: 'abort', listener: (this: any, event: any) => any): void
+}
+
+/** A signal name: the same list as NodeJS.Signals of @types/node. */
+export type SignalName =
+  | 'SIGABRT' | 'SIGALRM' | 'SIGBUS' | 'SIGCHLD' | 'SIGCONT' | 'SIGFPE' | 'SIGHUP' | 'SIGILL'
+  | 'SIGINT' | 'SIGIO' | 'SIGIOT' | 'SIGKILL' | 'SIGPIPE' | 'SIGPOLL' | 'SIGPROF' | 'SIGPWR'
+  | 'SIGQUIT' | 'SIGSEGV' | 'SIGSTKFLT' | 'SIGSTOP' | 'SIGSYS' | 'SIGTERM' | 'SIGTRAP' | 'SIGTSTP'
+  | 'SIGTTIN' | 'SIGTTOU' | 'SIGUNUSED' | 'SIGURG' | 'SIGUSR1' | 'SIGUSR2' | 'SIGVTALRM' | 'SIGWINCH'
+  | 'SIGXCPU' | 'SIGXFSZ' | 'SIGBREAK' | 'SIGLOST' | 'SIGINFO'
 
 // ---------------------------------------------------------------- file-authority
 
@@ -111,7 +144,7 @@ export interface LockGuard {
 export declare function tryAcquire(lockPath: string): LockGuard | undefined
 export declare function acquire(
   lockPath: string,
-  options?: { timeoutMs?: number; signal?: AbortSignal }
+  options?: { timeoutMs?: number; signal?: AbortSignalLike }
 ): Promise<LockGuard>
 export declare function withLock<T>(lockPath: string, fn: () => T | Promise<T>): Promise<T>
 
@@ -121,7 +154,7 @@ export declare const DEFAULT_KILL_GRACE_MS: 2000
 
 export interface KillProcessTreeOptions {
   /** Default 'SIGTERM'. */
-  signal?: NodeJS.Signals
+  signal?: SignalName
   /** Default DEFAULT_KILL_GRACE_MS; a finite number >= 0. */
   graceMs?: number
   preKill?: () => void | Promise<void>
@@ -131,7 +164,7 @@ export interface KillProcessTreeOptions {
 export interface ChildProcessLike {
   readonly pid?: number
   readonly exitCode: number | null
-  readonly signalCode: NodeJS.Signals | null
+  readonly signalCode: SignalName | null
   once(event: 'exit', listener: (...args: any[]) => void): unknown
   removeListener(event: 'exit', listener: (...args: any[]) => void): unknown
 }

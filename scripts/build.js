@@ -4,6 +4,8 @@
 // --sanitize ASan + UBSan (Linux), for scripts/sanitize.js.
 // --out DIR  build a copy of binding.gyp and src/ in DIR instead of ./build, so a
 //            special build never replaces the one the package loads.
+// --verbose  node-gyp's whole output as it runs (by default one line per step, and
+//            the full log only when a step fails).
 
 const fs = require('node:fs')
 const path = require('node:path')
@@ -25,6 +27,8 @@ if (outAt !== -1) {
     fs.cpSync(path.join(root, item), path.join(cwd, item), { recursive: true })
   }
 }
-let code = runNodeGyp(['configure'], { cwd, env })
-if (code === 0) code = runNodeGyp(['build', `--jobs=${require('node:os').availableParallelism()}`], { cwd, env })
+const mode = [args.includes('--werror') && 'werror', args.includes('--sanitize') && 'sanitize'].filter(Boolean).join(', ')
+const label = (step) => (mode ? `${step} (${mode})` : step)
+let code = runNodeGyp(['configure'], { cwd, env, step: label('configure') })
+if (code === 0) code = runNodeGyp(['build', `--jobs=${require('node:os').availableParallelism()}`], { cwd, env, step: label('build') })
 process.exitCode = code

@@ -26,5 +26,5 @@ function prebuildFits () {
 
 if (!prebuildFits()) {
   const { runNodeGyp } = require('./node-gyp.js')
-  process.exitCode = runNodeGyp(['rebuild'], { cwd: root })
+  process.exitCode = runNodeGyp(['rebuild'], { cwd: root, step: 'compile from source (no prebuild fits this platform)' })
 }

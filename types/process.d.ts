@@ -4,3 +4,4 @@ export {
   ChildProcessLike,
   killProcessTree
 } from '../index'
+export { SignalName } from '../index'

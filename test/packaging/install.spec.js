@@ -11,6 +11,7 @@ const { spawnSync } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
+const { MODES, ENVIRONMENTS, typeCheck, expectedErrorLines, fixtures } = require('../package/tsc.js')
 
 const repo = path.join(__dirname, '..', '..')
 const SUBPATHS = ['file-authority', 'file-authority/testing', 'node-lock', 'process']
@@ -26,8 +27,8 @@ function must (r, what) {
   return r
 }
 
-function pack (dir, dest) {
-  const r = must(sh('npm', ['pack', '--json', '--pack-destination', dest], { cwd: dir }), 'npm pack')
+function pack (dir, dest, extra = []) {
+  const r = must(sh('npm', ['pack', '--json', '--pack-destination', dest, ...extra], { cwd: dir }), 'npm pack')
   const info = JSON.parse(r.stdout)[0]
   return { file: path.join(dest, info.filename), files: info.files.map((f) => f.path) }
 }
@@ -99,16 +100,19 @@ describe('packaging: the published tarball', function () {
     fs.rmSync(path.join(stage, 'package', 'prebuilds'), { recursive: true, force: true })
     const dest = path.join(tmp, 'source-only')
     fs.mkdirSync(dest)
-    withoutPrebuilds = pack(path.join(stage, 'package'), dest)
+    // --ignore-scripts: prepack (scripts/check-publish.js) is not in the tarball.
+    withoutPrebuilds = pack(path.join(stage, 'package'), dest, ['--ignore-scripts'])
   })
 
   after(function () {
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true })
   })
 
-  it('contains the C sources, binding.gyp, lib, types and the prebuild, and no build output', function () {
+  it('contains the C sources, binding.gyp, lib, types, docs, LICENSE and the prebuild, and no build output', function () {
     const files = withPrebuilds.files
-    for (const f of ['binding.gyp', 'src/addon.c', 'index.d.ts', 'lib/binding.js', 'scripts/install.js', 'package.json']) {
+    const docs = fs.readdirSync(path.join(repo, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)
+    assert.ok(docs.length > 0)
+    for (const f of ['binding.gyp', 'src/addon.c', 'index.d.ts', 'types/no-root-export.d.ts', 'lib/binding.js', 'scripts/install.js', 'package.json', 'LICENSE', 'README.md', ...docs]) {
       assert.ok(files.includes(f), f)
     }
     assert.ok(files.some((f) => f.startsWith(`prebuilds/${process.platform}-${process.arch}/`) && f.endsWith('.node')))
@@ -129,6 +133,23 @@ describe('packaging: the published tarball', function () {
     assert.match(out.binding, /prebuilds/)
     for (const s of SUBPATHS) assert.ok(out[s] > 0, s)
   })
+
+  // The consumer installed above has no @types/node (nor any @types): every subpath
+  // type-checks from the tarball alone, and a root import fails, in every mode.
+  for (const mode of MODES) {
+    it(`type-checks every subpath from the tarball with no @types/node under ${mode.moduleResolution} (${mode.ext}); a root import fails`, function () {
+      const dir = path.join(tmp, 'with-prebuilds')
+      if (!fs.existsSync(path.join(dir, 'node_modules', '@scope', 'agent-os'))) this.skip() // the install above failed
+      assert.ok(!fs.existsSync(path.join(dir, 'node_modules', '@types')), 'the consumer has no @types')
+      const r = typeCheck(dir, ['consumer-bare', 'errors', 'root'], mode, ENVIRONMENTS['without @types/node'])
+      assert.deepEqual(r.errors['*'], [], r.output)
+      assert.deepEqual(r.errors['consumer-bare'], [], r.output)
+      for (const name of ['errors', 'root']) {
+        const lines = [...new Set(r.errors[name].map((e) => e.line))].sort((a, b) => a - b)
+        assert.deepEqual(lines, expectedErrorLines(fs.readFileSync(path.join(fixtures, name + '.ts'), 'utf8')), r.output)
+      }
+    })
+  }
 
   it('installs from a tarball without prebuilds by compiling from source, offline', function () {
     const dir = project(tmp, 'from-source')
