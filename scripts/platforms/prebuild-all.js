@@ -8,7 +8,8 @@
 // Node-API's entry points; then the two macOS targets (darwin-x64, darwin-arm64: zig cc,
 // -Werror, -undefined dynamic_lookup) compiled, linked and checked into the platforms
 // cache, never shipped (they cannot run here; the release workflow builds and tests
-// macOS natively). Unless --no-verify, each shipped prebuild is then loaded with
+// macOS natively), and the same for Alpine's musl (linux-x64-musl: the source build an
+// Alpine user gets; no musl Node runs here). Unless --no-verify, each shipped prebuild is then loaded with
 // node-gyp-build on its own platform (arm64 under qemu, Windows under wine;
 // PREBUILDS_ONLY=1 so the checkout's build/ cannot stand in), and `npm pack --dry-run`
 // must list all three.
@@ -22,10 +23,11 @@ const emulators = require('./emulators.js')
 
 const FILE = '@scope+agent-os.node'
 const TARGETS = ['linux-x64', 'linux-arm64', 'win32-x64']
-const CHECK_ONLY = ['darwin-x64', 'darwin-arm64']
+const CHECK_ONLY = ['darwin-x64', 'darwin-arm64', 'linux-x64-musl']
 
 function describe (report) {
   if (!report) return ''
+  if (!report.cpu && !report.highest) return ''
   if (report.highest) return `, highest GLIBC_${report.highest} (${report.symbols} versioned libc symbols), exports ${report.exports.length}`
   return `, macOS ${report.minos}, exports ${report.exports.join(' ')}, ${report.nodeApiImports} Node-API symbols by dynamic lookup`
 }
