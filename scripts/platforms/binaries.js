@@ -30,10 +30,11 @@ function compareVersions (a, b) {
 
 /** ELF: { machine, needs: [{ name, version }], exports: [name] } from readelf. */
 function elfSymbols (file) {
-  const res = spawnSync('readelf', ['--dyn-syms', '--file-header', '-W', file], { encoding: 'utf8', maxBuffer: 64 << 20 })
+  const res = spawnSync('readelf', ['--dyn-syms', '--file-header', '--program-headers', '-W', file], { encoding: 'utf8', maxBuffer: 64 << 20 })
   if (res.error) throw new Error(`readelf (binutils) is needed to read ELF files: ${res.error.message}`)
   if (res.status !== 0) throw new Error(`readelf failed on ${file}: ${res.stderr.trim()}`)
   const machine = (/^\s*Machine:\s*(.+)$/m.exec(res.stdout) || [])[1]
+  const tls = /^\s*TLS\s/m.test(res.stdout)
   const needs = []
   const exports = []
   for (const line of res.stdout.split('\n')) {
@@ -48,12 +49,12 @@ function elfSymbols (file) {
       exports.push(name)
     }
   }
-  return { machine, needs, exports }
+  return { machine, tls, needs, exports }
 }
 
 /** The problems of a Linux prebuild: any GLIBC_ version above `max`, any other export. */
 function checkLinux (file, { max = GLIBC_MAX } = {}) {
-  const { machine, needs, exports } = elfSymbols(file)
+  const { machine, tls, needs, exports } = elfSymbols(file)
   const glibc = needs.filter((n) => n.version.startsWith('GLIBC_') && /^GLIBC_\d/.test(n.version))
   const versions = [...new Set(glibc.map((n) => n.version.slice(6)))].sort(compareVersions)
   const problems = []
@@ -64,6 +65,9 @@ function checkLinux (file, { max = GLIBC_MAX } = {}) {
     if (!n.version.startsWith('GLIBC_')) problems.push(`needs ${n.name}@${n.version}`)
     else if (n.version === 'GLIBC_PRIVATE') problems.push(`needs glibc's private ${n.name}`)
   }
+  // The binding has no thread-local variable; a TLS segment is a private copy of errno
+  // (scripts/platforms/glibc-stat.c), which the C library would never set.
+  if (tls) problems.push('has a thread-local storage segment (a private errno the C library never sets)')
   const extra = exports.filter((e) => !MODULE_EXPORTS.includes(e))
   if (extra.length) problems.push(`exports more than Node-API's entry points: ${extra.join(', ')}`)
   if (!exports.includes('napi_register_module_v1')) problems.push('does not export napi_register_module_v1')

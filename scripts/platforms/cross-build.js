@@ -49,7 +49,9 @@ const linuxZig = (triple, strip) => ({
   // the binary, and would export those.
   ldflags: ['-shared', '-pthread', 'VERSION_SCRIPT'],
   // The gyp file's cflags_c / ldflags for OS!='win' and OS=='linux' apply as well.
-  useGypFlags: true
+  useGypFlags: true,
+  // glibc 2.28's stat wrappers (scripts/platforms/glibc-stat.c), linked first.
+  glibcStat: true
 })
 
 const darwinZig = (triple) => ({
@@ -68,7 +70,7 @@ const darwinZig = (triple) => ({
 
 // Alpine's libc: a compile-and-link check of the source build an Alpine user gets (no
 // musl prebuild ships; no musl Node could be had here to load it).
-const muslZig = (triple) => ({ ...linuxZig(triple, undefined), zig: triple, check: true })
+const muslZig = (triple) => ({ ...linuxZig(triple, undefined), zig: triple, check: true, glibcStat: false })
 
 const TARGETS = {
   'linux-x64': linuxZig('x86_64-linux-gnu', 'strip'),
@@ -167,6 +169,14 @@ function build (targetName, { out, root = ROOT } = {}) {
     const o = path.join(obj, src.replace(/[\\/]/g, '__').replace(/\.c$/, '.o'))
     run(cc[0], [...cc.slice(1), ...cflags, '-c', path.join(root, src), '-o', o], { cwd: root, env })
     objects.push(o)
+  }
+  if (t.glibcStat) {
+    // Not a source of the binding: its own flags, and no _GNU_SOURCE or
+    // _FILE_OFFSET_BITS (it defines the 64-bit names with struct stat).
+    const o = path.join(obj, 'glibc-stat.o')
+    run(cc[0], [...cc.slice(1), '-O2', '-fPIC', '-g0', '-std=gnu11', '-Wall', '-Wextra', '-Werror',
+      '-c', path.join(__dirname, 'glibc-stat.c'), '-o', o], { cwd: root, env })
+    objects.unshift(o)
   }
   fs.mkdirSync(path.dirname(file), { recursive: true })
   const libs = gyp.libraries.map((l) => `-l${l.replace(/\.lib$/, '').replace(/^-l/, '')}`)

@@ -3,7 +3,8 @@
 // shipped Linux prebuilds ask of the system that loads them, read from their dynamic
 // symbol tables with readelf, and the macOS compile-and-link check.
 //  - prebuilds/linux-x64 and prebuilds/linux-arm64 need no GLIBC_ symbol version above
-//    2.28 (RHEL 8), and export only Node-API's module entry points;
+//    2.28 (RHEL 8), export only Node-API's module entry points, and carry no private
+//    thread-local errno (scripts/platforms/glibc-stat.c says why);
 //  - the checks themselves catch what they are for: a library built against glibc 2.34
 //    that calls fstat (fstat@GLIBC_2.33, what a build on Debian 12 links) fails the
 //    glibc check, and a macOS object that exports a symbol of its own or calls a
@@ -58,6 +59,15 @@ describe('prebuilds: what they need from the system that loads them', function (
     assert.equal(r.highest, '2.33')
     assert.ok(r.problems.some((p) => p === 'needs fstat@GLIBC_2.33 (above GLIBC_2.28)'), r.problems.join('; '))
     assert.ok(r.problems.some((p) => /exports more than Node-API's entry points: .*probe/.test(p)), r.problems.join('; '))
+  })
+
+  it('the glibc check fails a library with its own thread-local errno (what Zig 0.11 links for glibc 2.28 without scripts/platforms/glibc-stat.c)', function () {
+    const src = path.join(tmp, 'own-errno.c')
+    fs.writeFileSync(src, '__attribute__((visibility("hidden"))) _Thread_local int errno_copy;\nint napi_register_module_v1(void) { return errno_copy; }\n')
+    const so = path.join(tmp, 'own-errno.so')
+    zigCc(['-target', 'x86_64-linux-gnu.2.28', '-shared', '-fPIC', '-o', so, src], tmp)
+    const r = checkLinux(so)
+    assert.deepEqual(r.problems, ['has a thread-local storage segment (a private errno the C library never sets)'])
   })
 
   for (const [target, cpu] of [['darwin-x64', 'x86_64'], ['darwin-arm64', 'arm64']]) {
