@@ -9,9 +9,12 @@
 #   gcc-mingw-w64-x86-64, binutils-mingw-w64-x86-64 C cross compiler and dlltool, win32-x64
 #   wine64                                          runs win32-x64 programs (64-bit only:
 #                                                   no i386 architecture is needed)
+#   btrfs-progs                                     mkfs.btrfs, for node-lock's file-system
+#                                                   tests (.ci/run runs this script first)
 #
-# The Node.js binaries for the other targets come from the npm registry, fetched on first
-# use by scripts/platforms/nodes.js into .platforms/ (see docs/platforms.md).
+# The Node.js binaries for the other targets and Zig's C compiler (glibc 2.28 and macOS
+# builds) come from the npm registry, fetched on first use by scripts/platforms/lib.js
+# into .platforms/, each checked against its pinned integrity (see docs/platforms.md).
 set -euo pipefail
 SUDO=
 if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
@@ -22,7 +25,8 @@ $SUDO apt-get install -y --no-install-recommends \
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross \
   qemu-user qemu-user-binfmt \
   gcc-mingw-w64-x86-64 binutils-mingw-w64-x86-64 \
-  wine64
+  wine64 \
+  btrfs-progs
 
 # qemu looks for the arm64 loader and C library under /etc/qemu-binfmt/aarch64 unless
 # QEMU_LD_PREFIX says otherwise; point it at the cross C library, so an arm64 program

@@ -4,6 +4,7 @@
 // AGENT_OS_PLATFORMS_CACHE moves it), and running commands with their time measured.
 
 const { spawnSync } = require('node:child_process')
+const crypto = require('node:crypto')
 const fs = require('node:fs')
 const path = require('node:path')
 
@@ -32,10 +33,12 @@ function run (cmd, args, opts = {}) {
 /**
  * Unpacks npm package `name@version` into the cache (once) and returns the directory
  * holding its files (the tarball's `package/`). Uses `npm pack`, so the registry and
- * proxy settings of npm apply and nothing is installed into the project.
+ * proxy settings of npm apply and nothing is installed into the project. `integrity`
+ * (the registry's `dist.integrity`, pinned in versions.json) is checked against the
+ * tarball itself before it is unpacked: a package that differs is refused.
  */
-function npmPackage (name, version) {
-  const dir = path.join(cacheDir('packages'), `${name}-${version}`)
+function npmPackage (name, version, integrity) {
+  const dir = path.join(cacheDir('packages'), `${name.replace('/', '+')}-${version}`)
   const done = path.join(dir, '.complete')
   if (fs.existsSync(done)) return path.join(dir, 'package')
   fs.rmSync(dir, { recursive: true, force: true })
@@ -43,21 +46,30 @@ function npmPackage (name, version) {
   const tarballs = cacheDir('tarballs')
   const res = spawnSync('npm', ['pack', `${name}@${version}`, '--json', '--pack-destination', tarballs], {
     encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024, // the JSON lists every file (Zig's: 13 000)
     stdio: ['ignore', 'pipe', 'inherit']
   })
-  if (res.status !== 0) throw new Error(`npm pack ${name}@${version} failed`)
+  if (res.status !== 0) throw new Error(`npm pack ${name}@${version} failed${res.error ? `: ${res.error.message}` : ''}`)
   const file = path.join(tarballs, JSON.parse(res.stdout)[0].filename)
+  if (integrity) {
+    const [algo] = integrity.split('-')
+    const got = `${algo}-${crypto.createHash(algo).update(fs.readFileSync(file)).digest('base64')}`
+    if (got !== integrity) {
+      fs.rmSync(file)
+      throw new Error(`${name}@${version}: tarball integrity ${got} is not the pinned ${integrity}`)
+    }
+  }
   run('tar', ['-xzf', file, '-C', dir])
   fs.rmSync(file)
   fs.writeFileSync(done, '')
   return path.join(dir, 'package')
 }
 
-/** The node binary for a key of versions.json's "nodes" (node22, node24, linux-arm64, win32-x64). */
+/** The node binary for a key of versions.json's "nodes" (node22, node24, node26, linux-arm64, win32-x64). */
 function nodeBinary (key) {
   const spec = VERSIONS.nodes[key]
   if (!spec) throw new Error(`unknown node target '${key}' (known: ${Object.keys(VERSIONS.nodes).join(', ')})`)
-  const dir = npmPackage(spec.package, spec.version)
+  const dir = npmPackage(spec.package, spec.version, spec.integrity)
   const bin = path.join(dir, 'bin', spec.platform === 'win32' ? 'node.exe' : 'node')
   if (!fs.existsSync(bin)) throw new Error(`${spec.package}@${spec.version} has no ${path.relative(dir, bin)}`)
   return { bin, dir, ...spec }
@@ -65,13 +77,26 @@ function nodeBinary (key) {
 
 /** The node-api-headers package: { include, def } (headers and the node.exe export list). */
 function nodeApiHeaders () {
-  const { package: name, version } = VERSIONS.nodeApiHeaders
-  const dir = npmPackage(name, version)
+  const { package: name, version, integrity } = VERSIONS.nodeApiHeaders
+  const dir = npmPackage(name, version, integrity)
   return { include: path.join(dir, 'include'), def: path.join(dir, 'def', 'node_api.def') }
+}
+
+/**
+ * Zig's C compiler (versions.json "zig": the official Linux x64 distribution, as npm
+ * serves it): { cc: [zig, 'cc'], env } with Zig's caches inside the platforms cache.
+ */
+function zig () {
+  const { package: name, version, integrity } = VERSIONS.zig
+  const dir = npmPackage(name, version, integrity)
+  const bin = path.join(dir, 'zig')
+  if (!fs.existsSync(bin)) throw new Error(`${name}@${version} has no zig binary`)
+  const cache = cacheDir('zig-cache')
+  return { bin, version, env: { ZIG_GLOBAL_CACHE_DIR: cache, ZIG_LOCAL_CACHE_DIR: cache } }
 }
 
 function seconds (ms) {
   return `${(ms / 1000).toFixed(1)} s`
 }
 
-module.exports = { ROOT, CACHE, VERSIONS, cacheDir, run, npmPackage, nodeBinary, nodeApiHeaders, seconds }
+module.exports = { ROOT, CACHE, VERSIONS, cacheDir, run, npmPackage, nodeBinary, nodeApiHeaders, zig, seconds }

@@ -1,31 +1,35 @@
 'use strict'
 // `npm run prebuild:all [-- --no-verify]`: the prebuilds the package ships, all built
-// on this Linux x64 machine:
-//   prebuilds/linux-x64/    `npm run prebuild` (prebuildify --napi --strip, node-gyp)
-//   prebuilds/linux-arm64/  cross-build.js linux-arm64 (aarch64-linux-gnu-gcc)
-//   prebuilds/win32-x64/    cross-build.js win32-x64 (x86_64-w64-mingw32-gcc)
-// then, unless --no-verify, loads each with node-gyp-build on its own platform (the
-// arm64 one under qemu, the Windows one under wine; PREBUILDS_ONLY=1 so the checkout's
-// build/ cannot stand in) and checks that `npm pack --dry-run` lists all three.
-// macOS prebuilds come from the release workflow (.github/workflows/release.yml).
+// on this Linux x64 machine by scripts/platforms/cross-build.js:
+//   prebuilds/linux-x64/    zig cc -target x86_64-linux-gnu.2.28   (glibc 2.28 and later)
+//   prebuilds/linux-arm64/  zig cc -target aarch64-linux-gnu.2.28
+//   prebuilds/win32-x64/    x86_64-w64-mingw32-gcc
+// each Linux one checked to need no GLIBC_ symbol version above 2.28 and to export only
+// Node-API's entry points; then the two macOS targets (darwin-x64, darwin-arm64: zig cc,
+// -Werror, -undefined dynamic_lookup) compiled, linked and checked into the platforms
+// cache, never shipped (they cannot run here; the release workflow builds and tests
+// macOS natively), and the same for Alpine's musl (linux-x64-musl: the source build an
+// Alpine user gets; no musl Node runs here). Unless --no-verify, each shipped prebuild is then loaded with
+// node-gyp-build on its own platform (arm64 under qemu, Windows under wine;
+// PREBUILDS_ONLY=1 so the checkout's build/ cannot stand in), and `npm pack --dry-run`
+// must list all three.
 
 const { spawnSync } = require('node:child_process')
 const fs = require('node:fs')
 const path = require('node:path')
 const { ROOT, cacheDir, nodeBinary, seconds } = require('./lib.js')
-const { crossBuild } = require('./cross-build.js')
+const { buildAndCheck } = require('./cross-build.js')
 const emulators = require('./emulators.js')
 
 const FILE = '@scope+agent-os.node'
 const TARGETS = ['linux-x64', 'linux-arm64', 'win32-x64']
+const CHECK_ONLY = ['darwin-x64', 'darwin-arm64', 'linux-x64-musl']
 
-function build (target) {
-  if (target === 'linux-x64') {
-    const res = spawnSync('npm', ['run', 'prebuild'], { cwd: ROOT, stdio: 'inherit' })
-    if (res.status !== 0) throw new Error('npm run prebuild failed')
-    return
-  }
-  crossBuild(target)
+function describe (report) {
+  if (!report) return ''
+  if (!report.cpu && !report.highest) return ''
+  if (report.highest) return `, highest GLIBC_${report.highest} (${report.symbols} versioned libc symbols), exports ${report.exports.length}`
+  return `, macOS ${report.minos}, exports ${report.exports.join(' ')}, ${report.nodeApiImports} Node-API symbols by dynamic lookup`
 }
 
 // Loads the shipped prebuild through node-gyp-build on the target and names the parts.
@@ -87,13 +91,23 @@ function main () {
   for (const target of TARGETS) {
     const started = Date.now()
     try {
-      build(target)
-      let note = 'built'
+      const { report } = buildAndCheck(target)
+      let note = `built${describe(report)}`
       if (doVerify) {
         verify(target)
-        note = 'built, loads on its platform'
+        note += ', loads on its platform'
       }
       rows.push(`${target.padEnd(12)} prebuilds/${target}/${FILE}  ${note}  [${seconds(Date.now() - started)}]`)
+    } catch (err) {
+      failures.push(target)
+      rows.push(`${target.padEnd(12)} FAILED: ${err.message}  [${seconds(Date.now() - started)}]`)
+    }
+  }
+  for (const target of CHECK_ONLY) {
+    const started = Date.now()
+    try {
+      const { file, report } = buildAndCheck(target)
+      rows.push(`${target.padEnd(12)} ${path.relative(ROOT, file)}  compiled and linked with -Werror${describe(report)}; not shipped  [${seconds(Date.now() - started)}]`)
     } catch (err) {
       failures.push(target)
       rows.push(`${target.padEnd(12)} FAILED: ${err.message}  [${seconds(Date.now() - started)}]`)
@@ -106,6 +120,11 @@ function main () {
   for (const r of rows) console.log(r)
   console.log(`npm pack would ship prebuilds for: ${inPack.join(', ') || 'none'}`)
   const missing = TARGETS.filter((t) => !inPack.includes(t))
+  const shippedDarwin = files.filter((f) => f.startsWith('prebuilds/darwin-'))
+  if (shippedDarwin.length) {
+    console.log(`npm pack would ship macOS builds made here: ${shippedDarwin.join(', ')}`)
+    failures.push('darwin')
+  }
   if (missing.length || failures.length) {
     console.log(`not shippable: ${[...new Set([...failures, ...missing])].join(', ')}`)
     process.exitCode = 1

