@@ -84,3 +84,29 @@ describe('file-authority: the write core alone (C)', function () {
     assert.ok(Number(m[1]) > 0, 'the writers made progress')
   })
 })
+
+describe('file-authority: the C core refuses the Windows-only segment rules (issue 12 finding 10)', function () {
+  this.timeout(120000)
+  const SEG_DRIVER = path.join(__dirname, 'native', 'segments_test.c')
+  const SEGMENTS = path.join(FA, 'segments.c')
+  let dir
+  beforeEach(function () { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aos-segments-')) })
+  afterEach(function () { fs.rmSync(dir, { recursive: true, force: true }) })
+
+  it('segments.c with the Windows rules (as built for Windows) refuses ":", reserved names, a trailing dot or space', function () {
+    const cc = hostCompiler()
+    if (cc === undefined || process.platform === 'win32') this.skip()
+    const exe = path.join(dir, 'segments_test')
+    const built = spawnSync(cc, [...FLAGS, '-D_GNU_SOURCE', '-DAOS_FA_WINDOWS_SEGMENT_RULES', '-o', exe, SEG_DRIVER, SEGMENTS], { encoding: 'utf8' })
+    assert.equal(built.status, 0, built.stderr)
+    const r = spawnSync(exe, [], { encoding: 'utf8' })
+    assert.equal(r.status, 0, r.stdout + r.stderr)
+    assert.match(r.stdout, /^0 failure\(s\)$/m)
+  })
+
+  it('and builds for Windows with mingw-w64 (-Werror), where the rules are on by _WIN32', function () {
+    if (spawnSync('x86_64-w64-mingw32-gcc', ['--version'], { stdio: 'ignore' }).status !== 0) this.skip()
+    const built = spawnSync('x86_64-w64-mingw32-gcc', [...FLAGS, '-o', path.join(dir, 'segments_test.exe'), SEG_DRIVER, SEGMENTS], { encoding: 'utf8' })
+    assert.equal(built.status, 0, built.stderr)
+  })
+})
