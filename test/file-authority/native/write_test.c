@@ -277,10 +277,17 @@ static int swap(aos_fa_root *root, long n) {
     /* The target is a regular file most of the time, so that writes get past their
      * first look and meet the swap at the commit. */
     for (unsigned k = 0;; k++) {
+      /* A writer's exchange-back that interleaved with ours can leave the regular file
+       * on a side name: put it back at the target first. */
+      struct stat sb;
+      if (lstat(t, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        if (lstat(l, &sb) == 0 && S_ISREG(sb.st_mode)) exchange(t, l);
+        else if (lstat(p, &sb) == 0 && S_ISREG(sb.st_mode)) exchange(t, p);
+      }
       const char *side = (k & 1) ? p : l;
       exchange(t, side);
       exchange(t, side);
-      for (volatile int spin = 0; spin < 20000; spin++) {
+      for (volatile int spin = 0; spin < 400000; spin++) {
       }
     }
   }
