@@ -787,7 +787,7 @@ int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
       replacing = false;
       continue;
     }
-    r = aos_fa_fail(st, e == EACCES || e == EISDIR ? AOS_FA_UNSAFE_ENTRY : AOS_FA_HOST_IO, e, last);
+    r = aos_fa_fail(st, AOS_FA_HOST_IO, e, last);
     goto fail_temp;
   }
   /* NTFS journals the rename; a directory handle opened for listing cannot be
