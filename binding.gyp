@@ -60,7 +60,7 @@
             "src/process/win32.c"
           ],
           "defines": ["WIN32_LEAN_AND_MEAN", "UNICODE", "_UNICODE"],
-          "libraries": ["ntdll.lib"],
+          "libraries": ["ntdll.lib", "advapi32.lib"],
           "msvs_settings": {
             "VCCLCompilerTool": {
               "AdditionalOptions": ["/std:c11", "/W4", "/guard:cf", "/sdl"],

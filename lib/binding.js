@@ -31,14 +31,29 @@ function describe (err) {
       'none was compiled at install; reinstall with a C compiler and Python available ' +
       '(npm rebuild @scope/agent-os) so node-gyp can build it from source'
   }
-  return `the native binding for ${platform} failed to load (${firstLine(text)}); ` +
-    'reinstall the package (npm rebuild @scope/agent-os) on this machine'
+  return `the native binding for ${platform} failed to load (${reason(err, text)}); ` +
+    'reinstall the package on this machine (npm rebuild @scope/agent-os) so it is built ' +
+    'for this Node.js, platform and architecture'
 }
 
-function firstLine (text) {
-  // The loader's text can name where the package is installed; keep only the reason.
-  const line = text.split('\n')[0].replace(/(?:[A-Za-z]:)?[\\/][^\s:'"()]+/g, '<file>')
-  return line.length > 300 ? line.slice(0, 300) + '...' : line
+// Why a load failed, in words of this package only. The loader's text names files
+// (where the package is installed, a user's name, any character a directory may hold),
+// so none of it is ever printed: it is only matched against known causes.
+const REASONS = [
+  [/NODE_MODULE_VERSION|different Node\.js version/i, 'it was built for another Node.js version'],
+  [/invalid ELF header|file too short|wrong ELF class|ELFCLASS|not a valid Win32 application|%1 is not|not a mach-o file|mach-o, but wrong|wrong architecture|incompatible architecture|machine type/i,
+    'it is not a binary for this platform and architecture'],
+  [/GLIBC_|GLIBCXX_|version `|undefined symbol|symbol not found|procedure could not be found/i,
+    'a library or symbol it needs is missing on this system'],
+  [/permission denied|EACCES|operation not permitted|EPERM/i, 'permission to load it was denied'],
+  [/cannot open shared object|Library not loaded|module could not be found|no such file|ENOENT/i,
+    'a file it needs could not be opened']
+]
+
+function reason (err, text) {
+  for (const [pattern, words] of REASONS) if (pattern.test(text)) return words
+  const code = err && typeof err.code === 'string' && /^[A-Z][A-Z0-9_]{1,40}$/.test(err.code) ? err.code : undefined
+  return code === undefined ? 'an unrecognised loader error' : `loader error ${code}`
 }
 
 /** Returns the named part of the binding ('fileAuthority', 'nodeLock', 'process'), or

@@ -64,13 +64,62 @@ bool aos_fa_utf8_valid(const uint8_t *s, size_t len) {
   return true;
 }
 
+#if defined(_WIN32) || defined(AOS_FA_WINDOWS_SEGMENT_RULES)
+/* Windows' own rules, the same as the JavaScript layer's (lib/internal/
+ * file-authority-common.js): no character Windows forbids in a name, no ':' (which
+ * names an alternate data stream), no trailing dot or space (which Windows strips, so
+ * the name would reach another entry), and no reserved device name, with or without an
+ * extension (CON, PRN, AUX, NUL, CONIN$, CONOUT$, COM0-9, LPT0-9 and COM/LPT with a
+ * superscript digit, any case). AOS_FA_WINDOWS_SEGMENT_RULES lets the C test program
+ * check these rules on any host. */
+static char aos_fa__lower(char c) {
+  return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
+}
+
+/* True when seg[0..n) equals the lowercase ASCII word w, ignoring ASCII case. */
+static bool aos_fa__word(const char *seg, size_t n, const char *w) {
+  if (strlen(w) != n) return false;
+  for (size_t i = 0; i < n; i++) {
+    if (aos_fa__lower(seg[i]) != w[i]) return false;
+  }
+  return true;
+}
+
+static bool aos_fa__windows_reserved(const char *seg, size_t len) {
+  const char *dot = memchr(seg, '.', len);
+  size_t stem = dot != NULL ? (size_t)(dot - seg) : len;
+  static const char *const plain[] = {"con", "prn", "aux", "nul", "conin$", "conout$"};
+  for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
+    if (aos_fa__word(seg, stem, plain[i])) return true;
+  }
+  if (stem < 4 || !(aos_fa__word(seg, 3, "com") || aos_fa__word(seg, 3, "lpt"))) return false;
+  const uint8_t *d = (const uint8_t *)seg + 3;
+  if (stem == 4) return d[0] >= '0' && d[0] <= '9';
+  /* U+00B9, U+00B2, U+00B3 (superscript one, two, three) in UTF-8 */
+  return stem == 5 && d[0] == 0xC2 && (d[1] == 0xB9 || d[1] == 0xB2 || d[1] == 0xB3);
+}
+
+static bool aos_fa__windows_ok(const char *seg, size_t len) {
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)seg[i];
+    if (c < 0x20 || strchr("<>:\"|?*", c) != NULL) return false;
+  }
+  if (seg[len - 1] == '.' || seg[len - 1] == ' ') return false;
+  return !aos_fa__windows_reserved(seg, len);
+}
+#endif
+
 static bool aos_fa__segment_ok(const char *seg) {
   if (seg == NULL) return false;
   size_t len = strnlen(seg, AOS_FA_MAX_SEGMENT_BYTES + 1);
   if (len == 0 || len > AOS_FA_MAX_SEGMENT_BYTES) return false;
   if (strcmp(seg, ".") == 0 || strcmp(seg, "..") == 0) return false;
   if (memchr(seg, '/', len) != NULL || memchr(seg, '\\', len) != NULL) return false;
-  return aos_fa_utf8_valid((const uint8_t *)seg, len);
+  if (!aos_fa_utf8_valid((const uint8_t *)seg, len)) return false;
+#if defined(_WIN32) || defined(AOS_FA_WINDOWS_SEGMENT_RULES)
+  if (!aos_fa__windows_ok(seg, len)) return false;
+#endif
+  return true;
 }
 
 int aos_fa_segments_check(const char *const *segs, size_t count, aos_fa_status *st) {

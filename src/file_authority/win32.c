@@ -13,6 +13,7 @@
 
 #include <windows.h>
 #include <winternl.h>
+#include <aclapi.h>
 
 #include <errno.h>
 #include <stdlib.h>
@@ -543,6 +544,147 @@ static void aos_fa__discard(HANDLE tmp) {
   CloseHandle(tmp);
 }
 
+/* Creates the temporary file `name` exclusively in `dir`, without following a
+ * reparse point, with the security descriptor `sd` (NULL: the parent's inheritable
+ * entries, as a new file gets). */
+static int aos_fa__create_temp(HANDLE dir, const char *name, PSECURITY_DESCRIPTOR sd, HANDLE *out) {
+  WCHAR wname[AOS_FA_MAX_SEGMENT_BYTES + 1];
+  int n = aos_fa__wide(name, wname, AOS_FA_MAX_SEGMENT_BYTES);
+  if (n < 0) return EINVAL;
+  UNICODE_STRING us;
+  us.Buffer = wname;
+  us.Length = (USHORT)(n * sizeof(WCHAR));
+  us.MaximumLength = us.Length;
+  OBJECT_ATTRIBUTES oa;
+  InitializeObjectAttributes(&oa, &us, OBJ_CASE_INSENSITIVE, dir, sd);
+  IO_STATUS_BLOCK iosb;
+  HANDLE h = NULL;
+  NTSTATUS s = NtCreateFile(&h, GENERIC_WRITE | DELETE | FILE_READ_ATTRIBUTES | SYNCHRONIZE, &oa, &iosb,
+                            NULL, FILE_ATTRIBUTE_NORMAL, 0, FILE_CREATE,
+                            FILE_NON_DIRECTORY_FILE | AOS_FA__NO_FOLLOW, NULL, 0);
+  if (!NT_SUCCESS(s)) return aos_fa__nt_errno(s);
+  *out = h;
+  return 0;
+}
+
+/* The target as the write found it: its kind, version and discretionary ACL. */
+typedef struct {
+  bool exists;
+  bool regular;
+  bool reparse;
+  aos_fa_version version;
+  PSECURITY_DESCRIPTOR sd;       /* LocalFree; a DACL-only descriptor for the temporary file */
+  PSECURITY_DESCRIPTOR sd_owner; /* LocalFree; GetSecurityInfo's, which holds that DACL */
+} aos_fa__target;
+
+/* The version of the file `h` is open on (the fields aos_fa_read_into reports). */
+static int aos_fa__handle_version(HANDLE h, aos_fa_version *v) {
+  aos_fa__ident id;
+  int e = aos_fa__identify(h, &id);
+  if (e != 0) return e;
+  FILE_BASIC_INFO basic;
+  if (!GetFileInformationByHandleEx(h, FileBasicInfo, &basic, sizeof basic)) {
+    return aos_fa__win32_errno(GetLastError());
+  }
+  v->dev = id.volume;
+  memcpy(&v->ino, id.id, sizeof v->ino);
+  memcpy(&v->ino_hi, id.id + 8, sizeof v->ino_hi);
+  v->size = (uint64_t)id.size;
+  v->mtime_ns = id.mtime;
+  v->ctime_ns = basic.ChangeTime.QuadPart;
+  return 0;
+}
+
+/* Looks at the target without following it. `want_sd`: also read its DACL (kept on the
+ * replacement: a restrictive ACL on a replaced file must not be lost, nor be absent
+ * from the temporary file for a moment). 0 or an errno (ENOENT: none). */
+static int aos_fa__look_target(HANDLE dir, const char *target, bool want_sd, aos_fa__target *t) {
+  memset(t, 0, sizeof *t);
+  HANDLE h;
+  int e = aos_fa__nt_open(dir, target, FILE_READ_ATTRIBUTES | READ_CONTROL | SYNCHRONIZE, AOS_FA__SHARE_ALL,
+                          FILE_OPEN, AOS_FA__NO_FOLLOW, &h);
+  if (e != 0) return e;
+  t->exists = true;
+  bool ok;
+  DWORD attrs = aos_fa__attributes(h, &ok);
+  DWORD type = GetFileType(h);
+  if (!ok) {
+    e = aos_fa__win32_errno(GetLastError());
+    CloseHandle(h);
+    return e;
+  }
+  t->reparse = (attrs & FILE_ATTRIBUTE_REPARSE_POINT) != 0;
+  t->regular = !(attrs & (FILE_ATTRIBUTE_REPARSE_POINT | FILE_ATTRIBUTE_DIRECTORY)) && type == FILE_TYPE_DISK;
+  if (t->regular) e = aos_fa__handle_version(h, &t->version);
+  if (e == 0 && t->regular && want_sd) {
+    PACL dacl = NULL;
+    PSECURITY_DESCRIPTOR got = NULL;
+    DWORD r = GetSecurityInfo(h, SE_FILE_OBJECT, DACL_SECURITY_INFORMATION, NULL, NULL, &dacl, NULL, &got);
+    if (r != ERROR_SUCCESS) {
+      e = aos_fa__win32_errno(r);
+    } else {
+      /* A descriptor holding only that DACL, with its protection (inheritance) flag:
+       * the owner of the new file is the writer. */
+      SECURITY_DESCRIPTOR_CONTROL control = 0;
+      DWORD revision = 0;
+      GetSecurityDescriptorControl(got, &control, &revision);
+      t->sd = LocalAlloc(LPTR, SECURITY_DESCRIPTOR_MIN_LENGTH);
+      if (t->sd == NULL || !InitializeSecurityDescriptor(t->sd, SECURITY_DESCRIPTOR_REVISION) ||
+          !SetSecurityDescriptorDacl(t->sd, dacl != NULL, dacl, FALSE) ||
+          !SetSecurityDescriptorControl(t->sd, SE_DACL_PROTECTED, control & SE_DACL_PROTECTED)) {
+        e = ENOMEM;
+        if (t->sd != NULL) LocalFree(t->sd);
+        t->sd = NULL;
+        LocalFree(got);
+      } else {
+        /* The DACL lives inside `got`; keep both, freed together. */
+        t->sd_owner = got;
+      }
+    }
+  }
+  CloseHandle(h);
+  return e;
+}
+
+static void aos_fa__target_free(aos_fa__target *t) {
+  if (t->sd != NULL) LocalFree(t->sd);
+  if (t->sd_owner != NULL) LocalFree(t->sd_owner);
+  t->sd = t->sd_owner = NULL;
+}
+
+/* 0 when the target `t` may be replaced under opts; else the refusal in *st. */
+static int aos_fa__target_refusal(const aos_fa__target *t, const aos_fa_write_opts *opts, int last,
+                                  aos_fa_status *st) {
+  if (!t->exists) {
+    return opts->if_version != NULL ? aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1) : 0;
+  }
+  if (opts->if_absent) return aos_fa_fail(st, AOS_FA_ENTRY_EXISTS, EEXIST, last);
+  if (!t->regular) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, t->reparse ? ELOOP : 0, last);
+  if (opts->if_version != NULL && !aos_fa_version_matches(&t->version, opts->if_version)) {
+    return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+  }
+  return 0;
+}
+
+/* Renames the temporary file to the target, relative to `dir`; `replace`: over an
+ * existing file, else never replacing anything. 0 or an errno. */
+static int aos_fa__rename_to(HANDLE tmp, HANDLE dir, const char *target, bool replace) {
+  WCHAR wname[AOS_FA_MAX_SEGMENT_BYTES + 1];
+  int wlen = aos_fa__wide(target, wname, AOS_FA_MAX_SEGMENT_BYTES);
+  if (wlen <= 0) return EINVAL;
+  size_t isize = sizeof(aos_fa__rename_info) + (size_t)wlen * sizeof(WCHAR);
+  aos_fa__rename_info *ri = calloc(1, isize);
+  if (ri == NULL) return ENOMEM;
+  ri->ReplaceIfExists = replace ? TRUE : FALSE;
+  ri->RootDirectory = dir;
+  ri->FileNameLength = (ULONG)((size_t)wlen * sizeof(WCHAR));
+  memcpy(ri->FileName, wname, (size_t)wlen * sizeof(WCHAR));
+  IO_STATUS_BLOCK iosb;
+  NTSTATUS rs = NtSetInformationFile(tmp, &iosb, ri, (ULONG)isize, AOS_FA__FILE_RENAME_INFORMATION);
+  free(ri);
+  return NT_SUCCESS(rs) ? 0 : aos_fa__nt_errno(rs);
+}
+
 int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
                  const uint8_t *data, size_t len, const aos_fa_write_opts *opts,
                  aos_fa_status *st) {
@@ -550,6 +692,11 @@ int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
   if (count == 0) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, 0, -1);
   int r = aos_fa_segments_check(segs, count, st);
   if (r != 0) return r;
+  if (opts->mode > 0777 || (opts->if_absent && opts->if_version != NULL) ||
+      (opts->if_version != NULL &&
+       !aos_fa_version_string_valid(opts->if_version, strnlen(opts->if_version, AOS_FA_VERSION_CHARS + 1)))) {
+    return aos_fa_fail(st, AOS_FA_INVALID_PATH, 0, -1);
+  }
   if (len > 0 && data == NULL) return aos_fa_fail(st, AOS_FA_INVALID_CONTENT, 0, -1);
   if (opts->utf8 && !aos_fa_utf8_valid(data, len)) return aos_fa_fail(st, AOS_FA_INVALID_CONTENT, 0, -1);
   int last = (int)count - 1;
@@ -561,34 +708,22 @@ int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
   HANDLE tmp = NULL;
   int e;
 
-  /* The existing target: a regular file, or none. */
-  HANDLE existing;
-  e = aos_fa__nt_open(dir, target, FILE_READ_ATTRIBUTES | SYNCHRONIZE, AOS_FA__SHARE_ALL,
-                      FILE_OPEN, AOS_FA__NO_FOLLOW, &existing);
-  if (e == 0) {
-    bool ok;
-    DWORD attrs = aos_fa__attributes(existing, &ok);
-    DWORD type = GetFileType(existing);
-    CloseHandle(existing);
-    if (!ok) {
-      r = aos_fa_fail(st, AOS_FA_HOST_IO, aos_fa__win32_errno(GetLastError()), last);
-      goto out;
-    }
-    if ((attrs & (FILE_ATTRIBUTE_REPARSE_POINT | FILE_ATTRIBUTE_DIRECTORY)) || type != FILE_TYPE_DISK) {
-      r = aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, (attrs & FILE_ATTRIBUTE_REPARSE_POINT) ? ELOOP : 0, last);
-      goto out;
-    }
-  } else if (e != ENOENT) {
+  /* The existing target: a regular file (its DACL is kept), or none. `mode` has no
+   * Windows meaning: a new file gets the parent's inheritable ACL. */
+  aos_fa__target existing;
+  e = aos_fa__look_target(dir, target, true, &existing);
+  if (e != 0 && e != ENOENT) {
     r = aos_fa_fail(st, AOS_FA_HOST_IO, e, last);
     goto out;
   }
+  r = aos_fa__target_refusal(&existing, opts, last, st);
+  if (r != 0) goto out;
 
   char tmpname[48];
   e = EEXIST;
   for (int tries = 0; e == EEXIST && tries < AOS_FA__TEMP_TRIES; tries++) {
     aos_fa__temp_name(tmpname);
-    e = aos_fa__nt_open(dir, tmpname, GENERIC_WRITE | DELETE | FILE_READ_ATTRIBUTES | SYNCHRONIZE,
-                        0, FILE_CREATE, FILE_NON_DIRECTORY_FILE | AOS_FA__NO_FOLLOW, &tmp);
+    e = aos_fa__create_temp(dir, tmpname, existing.sd, &tmp);
   }
   if (e != 0) {
     tmp = NULL;
@@ -616,46 +751,65 @@ int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
     goto fail_temp;
   }
 
-  /* Rename over the target, relative to the same parent handle. */
-  WCHAR wname[AOS_FA_MAX_SEGMENT_BYTES + 1];
-  int wlen = aos_fa__wide(target, wname, AOS_FA_MAX_SEGMENT_BYTES);
-  if (wlen <= 0) {
-    r = aos_fa_fail(st, AOS_FA_INVALID_PATH, 0, last);
-    goto fail_temp;
-  }
-  size_t isize = sizeof(aos_fa__rename_info) + (size_t)wlen * sizeof(WCHAR);
-  aos_fa__rename_info *ri = calloc(1, isize);
-  if (ri == NULL) {
-    r = aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
-    goto fail_temp;
-  }
-  ri->ReplaceIfExists = TRUE;
-  ri->RootDirectory = dir;
-  ri->FileNameLength = (ULONG)((size_t)wlen * sizeof(WCHAR));
-  memcpy(ri->FileName, wname, (size_t)wlen * sizeof(WCHAR));
-  IO_STATUS_BLOCK iosb;
-  NTSTATUS rs = NtSetInformationFile(tmp, &iosb, ri, (ULONG)isize, AOS_FA__FILE_RENAME_INFORMATION);
-  free(ri);
-  if (!NT_SUCCESS(rs)) {
-    e = aos_fa__nt_errno(rs);
+  /* The commit, relative to the same parent handle. A new target: a rename that never
+   * replaces (an entry that appeared meanwhile is looked at, as an existing one). An
+   * existing target: looked at again immediately before a replacing rename. Windows
+   * has no atomic exchange: an entry swapped in between that look and the rename is
+   * replaced (the window docs/security.md states). */
+  bool replacing = existing.exists;
+  for (int attempt = 0;; attempt++) {
+    if (attempt == 8) {
+      r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+      goto fail_temp;
+    }
+    if (replacing) {
+      aos_fa__target now;
+      e = aos_fa__look_target(dir, target, false, &now);
+      if (e != 0 && e != ENOENT) {
+        r = aos_fa_fail(st, AOS_FA_HOST_IO, e, last);
+        goto fail_temp;
+      }
+      r = aos_fa__target_refusal(&now, opts, last, st);
+      if (r != 0) goto fail_temp;
+      replacing = now.exists;
+    }
+    e = aos_fa__rename_to(tmp, dir, target, replacing);
+    if (e == 0) break;
+    if (e == EEXIST && !replacing) {
+      if (opts->if_absent) {
+        r = aos_fa_fail(st, AOS_FA_ENTRY_EXISTS, EEXIST, last);
+        goto fail_temp;
+      }
+      replacing = true;
+      continue;
+    }
+    if (e == ENOENT && replacing && opts->if_version == NULL) {
+      replacing = false;
+      continue;
+    }
     r = aos_fa_fail(st, AOS_FA_HOST_IO, e, last);
     goto fail_temp;
   }
   /* NTFS journals the rename; a directory handle opened for listing cannot be
-   * flushed, so the parent is not flushed separately here. */
-  HANDLE check;
-  e = aos_fa__nt_open(dir, target, FILE_READ_ATTRIBUTES | SYNCHRONIZE, AOS_FA__SHARE_ALL,
-                      FILE_OPEN, AOS_FA__NO_FOLLOW, &check);
-  if (e == 0) {
-    e = aos_fa__identify(check, &committed);
-    CloseHandle(check);
+   * flushed, so the parent is not flushed separately here. A conditional write is
+   * decided at its commit (see posix_write.c): no re-check. */
+  if (opts->if_version == NULL && !opts->if_absent) {
+    HANDLE check;
+    e = aos_fa__nt_open(dir, target, FILE_READ_ATTRIBUTES | SYNCHRONIZE, AOS_FA__SHARE_ALL,
+                        FILE_OPEN, AOS_FA__NO_FOLLOW, &check);
+    if (e == 0) {
+      e = aos_fa__identify(check, &committed);
+      CloseHandle(check);
+    }
+    if (e != 0 || !aos_fa__same_object(&ours, &committed)) {
+      CloseHandle(tmp);
+      tmp = NULL;
+      r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+      goto out;
+    }
   }
   CloseHandle(tmp);
   tmp = NULL;
-  if (e != 0 || !aos_fa__same_object(&ours, &committed)) {
-    r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
-    goto out;
-  }
   aos_fa_status_ok(st);
   r = 0;
   goto out;
@@ -664,6 +818,7 @@ fail_temp:
   if (tmp != NULL) aos_fa__discard(tmp);
   tmp = NULL;
 out:
+  aos_fa__target_free(&existing);
   if (dir != AOS_FA__H(root->fd)) CloseHandle(dir);
   return r;
 }
