@@ -260,7 +260,8 @@ describe('process: killProcessTree', function () {
     }
 
     it('rejects a child that is not a ChildProcessLike, or the calling process, as INVALID_OPTION', async function () {
-      for (const child of [undefined, null, 42, {}, { pid: 1, exitCode: null, signalCode: null }]) {
+      // (A number is a pid target: test/process/target-pid.test.js.)
+      for (const child of [undefined, null, '42', {}, { pid: 1, exitCode: null, signalCode: null }]) {
         await assert.rejects(killProcessTree(child), { code: 'INVALID_OPTION' })
       }
       const self = new EventEmitter()
