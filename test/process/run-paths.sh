@@ -10,12 +10,14 @@
 #                 /proc (root and unshare(1) needed; the tests read a second mount of
 #                 the real /proc, handed over in AOS_TEST_PROC)
 # Usage: test/process/run-paths.sh [path...]   (default: all three and no-proc)
+# Extra mocha arguments (e.g. a --grep) may be given in AOS_MOCHA_ARGS.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
 paths=("$@")
 [ ${#paths[@]} -eq 0 ] && paths=(no-pgroup-fd no-pidfd no-proc)
-mocha=(node node_modules/mocha/bin/mocha.js --no-config --timeout 120000 --reporter spec 'test/process/*.test.js')
+# shellcheck disable=SC2206 # word splitting of AOS_MOCHA_ARGS is meant
+mocha=(node node_modules/mocha/bin/mocha.js --no-config --timeout 120000 --reporter spec ${AOS_MOCHA_ARGS:-} 'test/process/*.test.js')
 status=0
 for p in "${paths[@]}"; do
   echo "::: process suite, forced path: $p"
