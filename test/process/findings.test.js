@@ -14,7 +14,7 @@ const { once } = require('node:events')
 const { promisify } = require('node:util')
 
 const { killProcessTree } = require('../../lib/process.js')
-const { PROC, groupMembers, identity, isAlive, survivors, reap, stat, waitFor, sleep } = require('./helpers.js')
+const { PROC, skipWithoutProc, groupMembers, identity, isAlive, survivors, reap, stat, waitFor, sleep } = require('./helpers.js')
 
 const run = promisify(execFile)
 const lib = path.join(__dirname, '..', '..', 'lib', 'process.js')
@@ -41,6 +41,8 @@ async function firstLine (child) {
 }
 
 describe('process: issue 14 findings', function () {
+  // Without /proc: only the child and its group are reachable (see helpers.js).
+  beforeEach(skipWithoutProc(/pthread_exit/))
   this.timeout(120000)
   before(function () {
     if (process.platform !== 'linux') this.skip() // /proc and shell trees: Linux only

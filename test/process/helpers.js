@@ -14,6 +14,17 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 // (test/process/run-paths.sh) hides /proc from the package under test and hands the
 // tests a second mount of it here.
 const PROC = process.env.AOS_TEST_PROC || '/proc'
+// True when the package under test sees no /proc (the no-proc run): only the child
+// and its group are reachable there (contract), so tests that need the walk of
+// descendants outside the group are skipped, by name, with skipWithoutProc.
+const NO_PROC = process.platform === 'linux' && !fs.existsSync('/proc/self/stat')
+
+/** A beforeEach hook: skips the tests whose title matches `re` in the no-proc run. */
+function skipWithoutProc (re) {
+  return function () {
+    if (NO_PROC && re.test(this.currentTest.title)) this.skip()
+  }
+}
 
 function stat (pid) {
   let text
@@ -154,4 +165,4 @@ async function waitFor (predicate, what) {
   throw new Error(`timed out waiting for ${what}`)
 }
 
-module.exports = { PROC, groupMembers, ownPgid, sleep, stat, identity, isAlive, survivors, spawnTree, reap, waitFor, scripts }
+module.exports = { PROC, NO_PROC, skipWithoutProc, groupMembers, ownPgid, sleep, stat, identity, isAlive, survivors, spawnTree, reap, waitFor, scripts }

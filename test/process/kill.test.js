@@ -7,9 +7,11 @@ const { spawn } = require('node:child_process')
 const { once, EventEmitter } = require('node:events')
 
 const { killProcessTree } = require('../../lib/process.js')
-const { PROC, ownPgid, sleep, stat, identity, isAlive, survivors, spawnTree, reap, waitFor } = require('./helpers.js')
+const { PROC, skipWithoutProc, ownPgid, sleep, stat, identity, isAlive, survivors, spawnTree, reap, waitFor } = require('./helpers.js')
 
 describe('process: killProcessTree', function () {
+  // Without /proc: only the child and its group are reachable (see helpers.js).
+  beforeEach(skipWithoutProc(/escapee|not spawned detached|non-detached|sibling|detached: false|parses \/proc|20 trees|mixed trees|SIGINT, members|zombie nobody/))
   before(function () {
     if (process.platform !== 'linux') this.skip() // /proc and shell trees: Linux only
   })

@@ -8,7 +8,7 @@ const { spawn } = require('node:child_process')
 const { once } = require('node:events')
 
 const binding = require('../../lib/binding.js')
-const { identity, isAlive } = require('./helpers.js')
+const { skipWithoutProc, identity, isAlive } = require('./helpers.js')
 
 const native = process.platform === 'linux' ? binding.part('process') : undefined
 const NS_LAST_PID = `${process.env.AOS_TEST_PROC || '/proc'}/sys/kernel/ns_last_pid`
@@ -29,6 +29,8 @@ async function spawnWithPid (pid) {
 }
 
 describe('process: native part', function () {
+  // Without /proc: only the child and its group are reachable (see helpers.js).
+  beforeEach(skipWithoutProc(/noPidfd: true/))
   before(function () {
     if (process.platform !== 'linux') this.skip() // /proc and shell trees: Linux only
   })
