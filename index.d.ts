@@ -169,4 +169,4 @@ export interface ChildProcessLike {
   removeListener(event: 'exit', listener: (...args: any[]) => void): unknown
 }
 
-export declare function killProcessTree(child: ChildProcessLike, options?: KillProcessTreeOptions): Promise<void>
+export declare function killProcessTree(target: ChildProcessLike | number, options?: KillProcessTreeOptions): Promise<void>

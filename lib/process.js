@@ -7,6 +7,7 @@
 // the child's real 'exit' once everything signalled is gone. See docs/process.md.
 
 const os = require('node:os')
+const { ChildProcess } = require('node:child_process')
 const binding = require('./binding.js')
 
 const DEFAULT_KILL_GRACE_MS = 2000
@@ -17,16 +18,98 @@ const DEFAULT_KILL_GRACE_MS = 2000
 const POLL_FIRST_MS = 2
 const POLL_MAX_MS = 50
 
-function typeError (code, message, cause) {
-  const err = new TypeError(message, cause === undefined ? undefined : { cause })
+// The native open() flags (src/process/process.h).
+const FLAG_NO_PIDFD = 1
+const FLAG_NO_PGROUP_FD = 2
+const FLAG_CHILD = 4
+
+// Private switches that force a fallback path on a host that has the feature, so
+// that the tests run every path (docs/process.md, "Fallback paths"). Read once, here.
+//   AGENT_OS_PROCESS_FORCE=no-pidfd       identities by pid + start time (kernels
+//                                         before 5.3; the path macOS takes)
+//   AGENT_OS_PROCESS_FORCE=no-pgroup-fd   no PIDFD_SIGNAL_PROCESS_GROUP (before 6.9)
+// (AGENT_OS_PROCESS_NO_PIDFD=1 is the older spelling of no-pidfd.)
+const FORCED = (() => {
+  const names = String(process.env.AGENT_OS_PROCESS_FORCE || '').split(',').map((s) => s.trim())
+  let flags = 0
+  if (names.includes('no-pidfd') || process.env.AGENT_OS_PROCESS_NO_PIDFD === '1') flags |= FLAG_NO_PIDFD | FLAG_NO_PGROUP_FD
+  if (names.includes('no-pgroup-fd')) flags |= FLAG_NO_PGROUP_FD
+  return flags
+})()
+
+const CODES = new Set(['NOT_SPAWNED', 'INVALID_OPTION', 'HOST_IO', 'UNSUPPORTED_BACKEND'])
+const TYPE_CODES = new Set(['NOT_SPAWNED', 'INVALID_OPTION'])
+const kProcessTreeError = Symbol('ProcessTreeError')
+
+// Shared by both classes: `killProcessTree failed: CODE: what`, where `what` names the
+// argument at fault (`options.graceMs`) or the host code, never a value passed.
+function setUp (err, code, details) {
+  Object.defineProperty(err, kProcessTreeError, { value: true })
   err.code = code
+  err.operation = 'killProcessTree'
+  if (details.argument !== undefined) err.argument = details.argument
+  if (details.hostCode !== undefined) err.hostCode = details.hostCode
+}
+
+function composeMessage (code, details) {
+  const reason = typeof details.reason === 'string' ? `: ${details.reason}` : ''
+  const host = details.hostCode !== undefined ? ` (${details.hostCode})` : ''
+  return `killProcessTree failed: ${code}${host}${reason}`
+}
+
+function readDetails (code, details) {
+  if (!CODES.has(code)) throw new TypeError('ProcessTreeError: unknown code')
+  try { // each detail read once
+    const given = details === undefined || details === null ? {} : details
+    const argument = typeof given.argument === 'string' && /^[A-Za-z.]{1,64}$/.test(given.argument) ? given.argument : undefined
+    const hostCode = typeof given.hostCode === 'string' && /^[A-Z][A-Z0-9_]{0,63}$/.test(given.hostCode) ? given.hostCode : undefined
+    const reason = typeof given.reason === 'string' ? given.reason : undefined
+    return { argument, hostCode, reason }
+  } catch {
+    throw new TypeError('ProcessTreeError: details could not be read')
+  }
+}
+
+/**
+ * The error of the process subpath: `code` (NOT_SPAWNED, INVALID_OPTION, HOST_IO,
+ * UNSUPPORTED_BACKEND), `operation` ('killProcessTree'), `argument` for a bad
+ * argument, `hostCode` for a host failure. NOT_SPAWNED and INVALID_OPTION are
+ * ProcessTreeTypeError, which is also a TypeError; `instanceof ProcessTreeError`
+ * holds for both classes.
+ */
+class ProcessTreeError extends Error {
+  constructor (code, details) {
+    if (TYPE_CODES.has(code)) throw new TypeError('ProcessTreeError: use ProcessTreeTypeError for this code')
+    const d = readDetails(code, details)
+    super(composeMessage(code, d))
+    Object.defineProperty(this, 'name', { value: 'ProcessTreeError', enumerable: false, configurable: true, writable: true })
+    setUp(this, code, d)
+  }
+
+  static [Symbol.hasInstance] (value) {
+    return value !== null && (typeof value === 'object' || typeof value === 'function') &&
+      Object.prototype.hasOwnProperty.call(value, kProcessTreeError)
+  }
+}
+
+class ProcessTreeTypeError extends TypeError {
+  constructor (code, details) {
+    if (!TYPE_CODES.has(code)) throw new TypeError('ProcessTreeTypeError: use ProcessTreeError for this code')
+    const d = readDetails(code, details)
+    super(composeMessage(code, d))
+    // name stays 'TypeError', as for Node's own argument errors.
+    setUp(this, code, d)
+  }
+}
+
+function typeError (code, argument, reason, cause) {
+  const err = new ProcessTreeTypeError(code, { argument, reason })
+  if (cause !== undefined) Object.defineProperty(err, 'cause', { value: cause, configurable: true, writable: true })
   return err
 }
 
-function plainError (code, message) {
-  const err = new Error(message)
-  err.code = code
-  return err
+function plainError (code, hostCode, reason) {
+  return new ProcessTreeError(code, { hostCode, reason })
 }
 
 function parseOptions (options) {
@@ -34,22 +117,22 @@ function parseOptions (options) {
     return { signal: 'SIGTERM', graceMs: DEFAULT_KILL_GRACE_MS, preKill: undefined }
   }
   if (typeof options !== 'object') {
-    throw typeError('INVALID_OPTION', 'killProcessTree: options must be an object')
+    throw typeError('INVALID_OPTION', 'options', 'options must be an object')
   }
   let signal, graceMs, preKill
   try {
     ({ signal = 'SIGTERM', graceMs = DEFAULT_KILL_GRACE_MS, preKill } = options)
   } catch (cause) { // a getter or proxy trap threw, or the proxy is revoked
-    throw typeError('INVALID_OPTION', 'killProcessTree: options could not be read', cause)
+    throw typeError('INVALID_OPTION', 'options', 'options could not be read', cause)
   }
   if (typeof signal !== 'string' || !Object.prototype.hasOwnProperty.call(os.constants.signals, signal)) {
-    throw typeError('INVALID_OPTION', 'killProcessTree: options.signal is not a known signal name')
+    throw typeError('INVALID_OPTION', 'options.signal', 'options.signal is not a known signal name')
   }
   if (typeof graceMs !== 'number' || !Number.isFinite(graceMs) || graceMs < 0) {
-    throw typeError('INVALID_OPTION', 'killProcessTree: options.graceMs must be a finite number >= 0')
+    throw typeError('INVALID_OPTION', 'options.graceMs', 'options.graceMs must be a finite number >= 0')
   }
   if (preKill !== undefined && typeof preKill !== 'function') {
-    throw typeError('INVALID_OPTION', 'killProcessTree: options.preKill must be a function')
+    throw typeError('INVALID_OPTION', 'options.preKill', 'options.preKill must be a function')
   }
   return { signal, graceMs, preKill }
 }
@@ -65,62 +148,79 @@ function checkChild (child) {
     ok = child !== null && (typeof child === 'object' || typeof child === 'function') &&
       typeof child.once === 'function' && typeof child.removeListener === 'function'
   } catch (cause) { // a getter or proxy trap threw, or the proxy is revoked
-    throw typeError('INVALID_OPTION', 'killProcessTree: child could not be read', cause)
+    throw typeError('INVALID_OPTION', 'target', 'target could not be read', cause)
   }
-  if (!ok) throw typeError('INVALID_OPTION', 'killProcessTree: child is not a ChildProcessLike')
+  if (!ok) throw typeError('INVALID_OPTION', 'target', 'target is neither a ChildProcessLike nor a process id')
+}
+
+// A pid target (the number itself, or a ChildProcessLike's pid): a positive integer,
+// not this process, not 1 (init: a walk from it would reach the whole host).
+function checkPid (pid, argument) {
+  if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 0 || pid > 0x7fffffff) {
+    throw typeError('INVALID_OPTION', argument, `${argument} is not a process id`)
+  }
+  if (pid === process.pid) throw typeError('INVALID_OPTION', argument, `${argument} is the calling process`)
+  if (pid === 1) throw typeError('INVALID_OPTION', argument, `${argument} is the init process`)
+}
+
+function nativePart () {
+  const native = binding.part('process')
+  if (native === undefined) {
+    throw plainError('UNSUPPORTED_BACKEND', undefined, `native binding unavailable: ${binding.loadFailure()}`)
+  }
+  return native
 }
 
 /**
- * Ends `child` and every descendant found; see the contract and docs/process.md.
- * @param {import('../index').ChildProcessLike} child
+ * Ends `target` and every descendant found; see the contract and docs/process.md.
+ * @param {import('../index').ChildProcessLike | number} target
  * @param {import('../index').KillProcessTreeOptions} [options]
  * @returns {Promise<void>}
  */
-function killProcessTree (child, options) {
+function killProcessTree (target, options) {
   try {
     const opts = parseOptions(options)
+    if (typeof target === 'number') {
+      checkPid(target, 'target')
+      const native = nativePart()
+      // A pid that names no process resolves at once (signal 0 sends nothing).
+      try { process.kill(target, 0) } catch (err) { if (err.code === 'ESRCH') return Promise.resolve() }
+      return new Escalation(undefined, target, opts, native, FORCED).run()
+    }
+    const child = target
     checkChild(child)
     let exited, pid
     try {
       exited = hasExited(child)
       pid = child.pid
     } catch (cause) { // a getter or proxy trap threw
-      throw typeError('INVALID_OPTION', 'killProcessTree: child could not be read', cause)
+      throw typeError('INVALID_OPTION', 'target', 'target could not be read', cause)
     }
     if (exited) return Promise.resolve() // 1. nothing to do, no signal sent
     if (pid === undefined || pid === null) {
-      throw typeError('NOT_SPAWNED', 'killProcessTree: the child was never spawned (no pid, no exit state)')
+      throw typeError('NOT_SPAWNED', 'target', 'the child was never spawned (no pid, no exit state)')
     }
-    if (!Number.isSafeInteger(pid) || pid <= 0 || pid > 0x7fffffff) {
-      throw typeError('INVALID_OPTION', 'killProcessTree: child.pid is not a process id')
-    }
-    if (pid === process.pid) {
-      throw typeError('INVALID_OPTION', 'killProcessTree: child.pid is the calling process')
-    }
-    if (pid === 1) {
-      // Never a child this process spawned (init of this pid namespace); walking
-      // from it would reach every process of the host.
-      throw typeError('INVALID_OPTION', 'killProcessTree: child.pid is the init process')
-    }
-    const native = binding.part('process')
-    if (native === undefined) {
-      throw plainError('UNSUPPORTED_BACKEND',
-        `killProcessTree: native binding unavailable: ${binding.loadFailure()}`)
-    }
-    return new Escalation(child, pid, opts, native).run()
+    checkPid(pid, 'target.pid')
+    const native = nativePart()
+    // A real ChildProcess is this process's child, reaped only on this thread's event
+    // loop: the native part can tell whether Node already reaped it.
+    const flags = FORCED | (child instanceof ChildProcess ? FLAG_CHILD : 0)
+    return new Escalation(child, pid, opts, native, flags).run()
   } catch (err) {
     return Promise.reject(err)
   }
 }
 
 class Escalation {
-  constructor (child, pid, opts, native) {
-    this.child = child
+  constructor (child, pid, opts, native, flags) {
+    this.child = child // undefined for a pid target
     this.pid = pid
     this.opts = opts
     this.native = native
+    this.flags = flags
     this.tree = undefined
-    this.exited = false
+    this.exited = child === undefined // a pid target has no 'exit' to wait for
+    this.sig = os.constants.signals[opts.signal]
     this.timer = undefined
     this.onWake = undefined
     this.onExit = () => {
@@ -131,7 +231,10 @@ class Escalation {
 
   async run () {
     const { child, native, opts } = this
-    child.once('exit', this.onExit)
+    if (child !== undefined) child.once('exit', this.onExit)
+    // Until it settles, this keeps the event loop alive (even for an unref()'d
+    // child), so the force-kill is never skipped by the process exiting.
+    const keepAlive = setInterval(() => {}, 1 << 30)
     try {
       // 2. preKill first; whatever it throws or rejects with is swallowed.
       if (opts.preKill !== undefined) {
@@ -140,26 +243,30 @@ class Escalation {
           await preKill()
         } catch {}
       }
-      if (this.exited || hasExited(child)) return
-      // The child's exit has not been seen on this thread, so Node has not reaped it
-      // and its pid still names it: take hold of it now, synchronously.
+      if (child !== undefined && (this.exited || hasExited(child))) return
+      // The child's exit has not been emitted on this thread. Node may still have
+      // reaped it (several children ending together): the native part asks first
+      // (FLAG_CHILD) and never holds a reaped child's pid. Synchronous, this tick.
       try {
-        this.tree = native.open(this.pid, process.env.AGENT_OS_PROCESS_NO_PIDFD === '1')
+        this.tree = native.open(this.pid, this.flags)
       } catch (err) {
-        throw plainError('HOST_IO', `killProcessTree: cannot hold the child process (${err.hostCode || err.code})`)
+        throw plainError('HOST_IO', err.hostCode || 'EIO', 'cannot hold the process')
       }
       // 3. The initial signal: the child's group and every descendant found.
-      await this.signal(os.constants.signals[opts.signal])
+      await this.signal(this.sig)
       // 4. After graceMs, SIGKILL if the child or anything signalled is still alive.
       if (!(await this.settled(opts.graceMs))) {
-        await this.signal(os.constants.signals.SIGKILL)
+        this.sig = os.constants.signals.SIGKILL
+        await this.signal(this.sig)
         await this.settled(Infinity)
       }
-      // 5. Settled: the child's 'exit' was seen and everything signalled is gone.
+      // 5. Settled: the child's 'exit' was seen, everything signalled is gone, and a
+      // last walk found nothing alive in the group or below a live member.
     } finally {
+      clearInterval(keepAlive)
       this.stopTimer()
       this.onWake = undefined
-      child.removeListener('exit', this.onExit)
+      if (child !== undefined) child.removeListener('exit', this.onExit)
       if (this.tree !== undefined) this.native.close(this.tree)
     }
   }
@@ -173,18 +280,41 @@ class Escalation {
     }
   }
 
-  // Resolves true once the child's 'exit' was seen and every process signalled has
-  // exited, or false when `ms` pass first.
+  // The last walk before settling: resolves the number of processes that still keep
+  // the tree from settling (0 when the work could not run: nothing more to do).
+  async lastWalk () {
+    try {
+      return await this.native.settle(this.tree, this.sig)
+    } catch {
+      return 0
+    }
+  }
+
+  // Resolves true once the child's 'exit' was seen, every process signalled has
+  // exited and the group is empty, or false when `ms` pass first.
   settled (ms) {
     const deadline = ms === Infinity ? Infinity : performance.now() + ms
     return new Promise((resolve) => {
       let delay = POLL_FIRST_MS
+      let walking = false
       const check = () => {
+        if (walking) return
         this.stopTimer()
         if (this.exited && this.native.alive(this.tree) === 0) {
-          this.onWake = undefined
-          return resolve(true)
+          walking = true
+          this.lastWalk().then((pending) => {
+            walking = false
+            if (pending === 0) {
+              this.onWake = undefined
+              return resolve(true)
+            }
+            next()
+          })
+          return
         }
+        next()
+      }
+      const next = () => {
         const left = deadline - performance.now()
         if (left <= 0) {
           this.onWake = undefined
@@ -200,10 +330,6 @@ class Escalation {
 
   startTimer (fn, ms) {
     this.timer = setTimeout(fn, Math.max(1, Math.ceil(ms)))
-    // Until the child's 'exit', the child itself keeps the event loop alive; after
-    // it, the timer must, or a process that would otherwise exit would leave this
-    // promise pending and the escalation undone.
-    if (!this.exited) this.timer.unref()
   }
 
   stopTimer () {
@@ -212,4 +338,4 @@ class Escalation {
   }
 }
 
-module.exports = { DEFAULT_KILL_GRACE_MS, killProcessTree }
+module.exports = { DEFAULT_KILL_GRACE_MS, killProcessTree, ProcessTreeError, ProcessTreeTypeError }

@@ -10,8 +10,18 @@
  * Without pidfd_open (kernels before 5.3, or AOS_PROC_NO_PIDFD) a process is
  * identified by pid and start time, checked immediately before each kill(); the
  * residual race (the process exits and is reaped, and its pid is reused, between the
- * check and the kill) is documented in docs/process.md. */
+ * check and the kill) is documented in docs/process.md.
+ *
+ * Without /proc (not mounted, or hidden) a pidfd still names a process: the root is
+ * held by its pidfd alone (start time unknown, 0), and without pidfds a root that is
+ * this process's own child is held as such (waitid with WNOWAIT tells whether it is
+ * still unreaped, so its pid is still its own). Nothing else can be found there.
+ *
+ * A process whose main thread called pthread_exit shows state Z in /proc/<pid>/stat
+ * while its other threads run; it is alive until /proc/<pid>/task lists no thread
+ * but the main one. */
 #include "process/platform.h"
+#include "process/process.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -22,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef PIDFD_SIGNAL_PROCESS_GROUP
@@ -101,7 +112,13 @@ static int aos_proc__read_stat_at(int dirfd, const char *path, aos_proc__stat *s
   do {
     fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
   } while (fd < 0 && errno == EINTR);
-  if (fd < 0) return errno == ENOENT || errno == ESRCH ? -ESRCH : -errno;
+  if (fd < 0) {
+    int err = errno;
+    if (err == ENOENT && faccessat(AT_FDCWD, "/proc/self/stat", F_OK, 0) != 0) {
+      return -ENOTSUP; /* no /proc: nothing can be said of any process */
+    }
+    return err == ENOENT || err == ESRCH ? -ESRCH : -err;
+  }
   char buf[1024];
   size_t len = 0;
   int rc = 0;
@@ -121,13 +138,68 @@ static int aos_proc__read_stat_at(int dirfd, const char *path, aos_proc__stat *s
   return aos_proc__parse_stat(buf, st);
 }
 
+/* Whether a process whose stat shows Z still has a thread other than its main one
+ * (the main thread called pthread_exit): `<dirfd>/<pid>/task` lists more than one. */
+static bool aos_proc__threads_left(int dirfd, int pid) {
+  char path[40];
+  snprintf(path, sizeof path, "%d/task", pid);
+  int fd;
+  do {
+    fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return false;
+  DIR *dir = fdopendir(fd);
+  if (dir == NULL) {
+    close(fd);
+    return false;
+  }
+  bool left = false;
+  for (struct dirent *d; !left && (d = readdir(dir)) != NULL;) {
+    if (d->d_name[0] == '.') continue;
+    char *end = NULL;
+    long tid = strtol(d->d_name, &end, 10);
+    left = end != d->d_name && *end == '\0' && tid != pid;
+  }
+  closedir(dir);
+  return left;
+}
+
+/* Exited for good: a zombie (or dead) with no thread left. */
+static bool aos_proc__dead_at(int dirfd, int pid, char state) {
+  if (state != 'Z' && state != 'X' && state != 'x') return false;
+  return !aos_proc__threads_left(dirfd, pid);
+}
+
 static int aos_proc__read_stat(int pid, aos_proc__stat *st) {
   char path[32];
   snprintf(path, sizeof path, "/proc/%d/stat", pid);
   return aos_proc__read_stat_at(AT_FDCWD, path, st);
 }
 
-static bool aos_proc__dead_state(char state) { return state == 'Z' || state == 'X' || state == 'x'; }
+static bool aos_proc__dead(int pid, char state) {
+  int dfd;
+  if (state != 'Z' && state != 'X' && state != 'x') return false;
+  do {
+    dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  } while (dfd < 0 && errno == EINTR);
+  if (dfd < 0) return true;
+  bool dead = aos_proc__dead_at(dfd, pid, state);
+  close(dfd);
+  return dead;
+}
+
+/* For a child of this process: 1 while it runs, 0 once it exited (a zombie not
+ * reaped yet), -ESRCH once reaped (or not a child of this process). */
+static int aos_proc__child_state(int pid) {
+  siginfo_t si;
+  for (;;) {
+    si.si_pid = 0;
+    if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0) break;
+    if (errno == EINTR) continue;
+    return -ESRCH;
+  }
+  return si.si_pid == 0 ? 1 : 0;
+}
 
 static int aos_proc__parse_pid(const char *name) {
   long v = 0;
@@ -185,7 +257,7 @@ int aos_proc__scan(aos_proc__entry **out, size_t *count) {
                                .ppid = st.ppid,
                                .pgid = st.pgid,
                                .start = st.start,
-                               .zombie = aos_proc__dead_state(st.state)};
+                               .zombie = aos_proc__dead_at(dirfd(dir), pid, st.state)};
   }
   closedir(dir);
   if (rc < 0) {
@@ -197,10 +269,10 @@ int aos_proc__scan(aos_proc__entry **out, size_t *count) {
   return 0;
 }
 
-int aos_proc__hold(aos_proc__member *m, int pid, uint64_t expect_start, bool no_pidfd) {
+int aos_proc__hold(aos_proc__member *m, int pid, uint64_t expect_start, unsigned flags) {
   *m = (aos_proc__member){.pid = pid, .fd = -1};
   int fd = -1;
-  if (!no_pidfd) {
+  if (!(flags & AOS_PROC_NO_PIDFD)) {
     fd = aos_proc__pidfd_open(pid);
     if (fd == -ESRCH) return -ESRCH;
     /* ENOSYS (old kernel), EMFILE/ENFILE (out of descriptors), ENOMEM: this one is
@@ -210,23 +282,43 @@ int aos_proc__hold(aos_proc__member *m, int pid, uint64_t expect_start, bool no_
   aos_proc__stat st;
   int rc = aos_proc__read_stat(pid, &st);
   if (rc == 0 && expect_start != 0 && st.start != expect_start) rc = -ESRCH;
-  if (rc < 0 && !(fd >= 0 && expect_start == 0 && rc != -ESRCH)) {
-    if (fd >= 0) close(fd);
-    return rc;
+  if (rc == 0) {
+    m->start = st.start;
+    m->fd = fd;
+    return 0;
   }
-  /* Root held by pidfd while /proc is unreadable: start time unknown (0). */
-  m->start = rc == 0 ? st.start : 0;
-  m->fd = fd;
-  return 0;
+  if (rc != -ESRCH && expect_start == 0) {
+    /* The process table cannot be read (no /proc): the pidfd alone names the
+     * process; without one, only this process's own unreaped child can be named. */
+    if (fd >= 0) {
+      m->fd = fd;
+      return 0;
+    }
+    if ((flags & AOS_PROC_CHILD) && rc == -ENOTSUP) {
+      if (aos_proc__child_state(pid) < 0) return -ESRCH;
+      m->child = true;
+      return 0;
+    }
+  }
+  if (fd >= 0) close(fd);
+  return rc;
 }
 
 /* Fallback identity check: 0 when the process at m->pid is still the one held and
- * has not exited, -ESRCH when it is not, another negative errno when /proc could
- * not be read (nothing can be said). */
+ * has not exited, -ESRCH when it is not, another negative errno when nothing can be
+ * said (no /proc). */
 static int aos_proc__check_same(const aos_proc__member *m, aos_proc__stat *st) {
+  if (m->child) {
+    int state = aos_proc__child_state(m->pid);
+    if (state <= 0) return -ESRCH;
+    pid_t g = getpgid(m->pid);
+    if (g < 0) return -errno;
+    st->pgid = (int)g;
+    return 0;
+  }
   int rc = aos_proc__read_stat(m->pid, st);
   if (rc < 0) return rc;
-  return st->start == m->start && !aos_proc__dead_state(st->state) ? 0 : -ESRCH;
+  return st->start == m->start && !aos_proc__dead(m->pid, st->state) ? 0 : -ESRCH;
 }
 
 int aos_proc__signal(aos_proc__member *m, int sig) {
@@ -237,29 +329,34 @@ int aos_proc__signal(aos_proc__member *m, int sig) {
   return kill(m->pid, sig) == 0 ? 0 : -errno;
 }
 
-int aos_proc__signal_group(aos_proc__member *leader, aos_proc__member *members,
-                           size_t count, int sig) {
-  int pgid = leader->pid;
-  if (pgid <= 1 || pgid == (int)getpgrp()) return -EPERM; /* never the caller's group */
-  if (leader->fd >= 0) {
-    /* Signals the group whose id is the pidfd's own pid: it names the group even
-     * after the leader was reaped, and never a later group that reuses the number. */
-    int rc = aos_proc__pidfd_send(leader->fd, sig, PIDFD_SIGNAL_PROCESS_GROUP);
-    if (rc != -EINVAL && rc != -ENOSYS) return rc;
+int aos_proc__signal_group(aos_proc__member *leader, int sig, bool no_pgroup_fd) {
+  if (leader->fd < 0 || no_pgroup_fd) return -ENOTSUP;
+  /* Signals the group whose id is the pidfd's own pid: it names the group even after
+   * the leader was reaped, and never a later group that reuses the number. */
+  int rc = aos_proc__pidfd_send(leader->fd, sig, PIDFD_SIGNAL_PROCESS_GROUP);
+  return rc == -EINVAL || rc == -ENOSYS ? -ENOTSUP : rc;
+}
+
+int aos_proc__probe(aos_proc__member *m) {
+  if (m->fd >= 0) {
+    /* Signal 0 through the pidfd: succeeds while the task exists, zombie included;
+     * ESRCH once it was reaped. */
+    int rc = aos_proc__pidfd_send(m->fd, 0, 0);
+    return rc == -ESRCH ? -ESRCH : 0;
   }
-  /* Kernels before 6.9: kill(-pgid) once a held member still alive is seen in the
-   * group, which keeps its number from being reused while that member lives. */
-  for (size_t i = 0; i <= count; i++) {
-    aos_proc__member *m = i == 0 ? leader : &members[i - 1];
-    if (m->gone) continue;
-    if (aos_proc__pgid(m) == pgid) return kill(-pgid, sig) == 0 ? 0 : -errno;
-  }
-  return -ESRCH;
+  if (m->child) return aos_proc__child_state(m->pid) < 0 ? -ESRCH : 0;
+  aos_proc__stat st;
+  int rc = aos_proc__read_stat(m->pid, &st);
+  if (rc == -ESRCH) return -ESRCH;
+  if (rc < 0) return -ENOTSUP;
+  return st.start == m->start ? 0 : -ESRCH;
 }
 
 bool aos_proc__gone(aos_proc__member *m) {
   if (m->fd >= 0) {
-    /* A pidfd polls readable once its process has exited (zombie or reaped). */
+    /* A pidfd polls readable once its process has exited (zombie or reaped), that
+     * is once every thread of it has: a main thread that called pthread_exit does
+     * not make it readable. */
     struct pollfd p = {.fd = m->fd, .events = POLLIN};
     int r;
     do {
@@ -267,11 +364,12 @@ bool aos_proc__gone(aos_proc__member *m) {
     } while (r < 0 && errno == EINTR);
     return r > 0 && p.revents != 0;
   }
+  if (m->child) return aos_proc__child_state(m->pid) <= 0;
   aos_proc__stat st;
   int rc = aos_proc__read_stat(m->pid, &st);
   if (rc == -ESRCH) return true;
   if (rc < 0) return false; /* cannot tell: counted alive */
-  return st.start != m->start || aos_proc__dead_state(st.state);
+  return st.start != m->start || aos_proc__dead(m->pid, st.state);
 }
 
 int aos_proc__pgid(aos_proc__member *m) {
@@ -284,7 +382,9 @@ int aos_proc__pgid(aos_proc__member *m) {
   }
   aos_proc__stat st;
   int rc = aos_proc__check_same(m, &st);
-  return rc < 0 ? rc : st.pgid;
+  if (rc < 0) return rc;
+  if (m->child && aos_proc__child_state(m->pid) <= 0) return -ESRCH;
+  return st.pgid;
 }
 
 void aos_proc__release(aos_proc__member *m) {

@@ -1,8 +1,11 @@
 /* Node-API glue of the `process` primitive: a thin layer over src/process/process.h.
  *
- *   open(pid, noPidfd)   -> tree handle (an opaque, type-tagged object); sync, never
- *                           blocks: takes hold of the root process only
+ *   open(pid, flags)     -> tree handle (an opaque, type-tagged object); sync, never
+ *                           blocks: takes hold of the root process only. `flags`: the
+ *                           AOS_PROC_* bits of src/process/process.h
  *   signal(tree, signum) -> Promise<number>: walk, freeze and signal, off the JS thread
+ *   settle(tree, signum) -> Promise<number>: walk and signal once more, then how many
+ *                           processes still keep the tree from settling (0: settle)
  *   alive(tree)          -> number of signalled processes not exited yet; never blocks
  *   pids(tree)           -> number[]: pids of the processes signalled (tests, demo)
  *   close(tree)          -> releases every identity held (also done by a finalizer)
@@ -33,7 +36,8 @@ typedef struct {
   napi_ref handle_ref; /* keeps the handle (and its tree) alive during the work */
   aos_proc__handle *h;
   int sig;
-  size_t signalled;
+  bool settle;      /* settle() rather than signal() */
+  size_t signalled; /* signal(): how many were signalled; settle(): how many pending */
 } aos_proc__signal_req;
 
 static void aos_proc__finalize(napi_env env, void *data, void *hint) {
@@ -89,19 +93,21 @@ static napi_value aos_proc__open(napi_env env, napi_callback_info info) {
   napi_valuetype t0, t1;
   AOS_CALL(env, napi_typeof(env, argv[0], &t0), NULL);
   AOS_CALL(env, napi_typeof(env, argv[1], &t1), NULL);
-  if (t0 != napi_number || t1 != napi_boolean) {
-    return aos_napi_throw_type(env, "ERR_INVALID_ARG_TYPE", "expected (pid, noPidfd)");
+  if (t0 != napi_number || t1 != napi_number) {
+    return aos_napi_throw_type(env, "ERR_INVALID_ARG_TYPE", "expected (pid, flags)");
   }
   double pid_d = 0;
-  bool no_pidfd = false;
+  uint32_t flags = 0;
   AOS_CALL(env, napi_get_value_double(env, argv[0], &pid_d), NULL);
-  AOS_CALL(env, napi_get_value_bool(env, argv[1], &no_pidfd), NULL);
+  AOS_CALL(env, napi_get_value_uint32(env, argv[1], &flags), NULL);
   if (!(pid_d >= 1 && pid_d <= 2147483647.0) || pid_d != (double)(int)pid_d) {
     return aos_napi_throw_type(env, "ERR_OUT_OF_RANGE", "pid out of range");
   }
+  const uint32_t known = AOS_PROC_NO_PIDFD | AOS_PROC_NO_PGROUP_FD | AOS_PROC_CHILD;
+  if ((flags & ~known) != 0) return aos_napi_throw_type(env, "ERR_OUT_OF_RANGE", "unknown flags");
   aos_proc__handle *h = calloc(1, sizeof *h);
   if (h == NULL) return aos_proc__throw_host(env, -ENOMEM);
-  int rc = aos_proc_tree_open((int)pid_d, no_pidfd ? AOS_PROC_NO_PIDFD : 0u, &h->tree);
+  int rc = aos_proc_tree_open((int)pid_d, (unsigned)flags, &h->tree);
   if (rc < 0) {
     free(h);
     return aos_proc__throw_host(env, rc);
@@ -123,7 +129,11 @@ static void aos_proc__signal_execute(napi_env env, void *data) {
   aos_proc__signal_req *req = data;
   /* A failed walk still signalled what the tree already held; the count says what
    * was reached, which is all the JS layer needs. */
-  (void)aos_proc_tree_signal(req->h->tree, req->sig, &req->signalled);
+  if (req->settle) {
+    (void)aos_proc_tree_settle(req->h->tree, req->sig, &req->signalled);
+  } else {
+    (void)aos_proc_tree_signal(req->h->tree, req->sig, &req->signalled);
+  }
 }
 
 static void aos_proc__signal_complete(napi_env env, napi_status status, void *data) {
@@ -150,7 +160,7 @@ static void aos_proc__signal_complete(napi_env env, napi_status status, void *da
   free(req);
 }
 
-static napi_value aos_proc__signal(napi_env env, napi_callback_info info) {
+static napi_value aos_proc__queue(napi_env env, napi_callback_info info, bool settle) {
   napi_value argv[2];
   aos_proc__handle *h = aos_proc__idle_arg(env, info, argv, 2);
   if (h == NULL) return NULL;
@@ -168,6 +178,7 @@ static napi_value aos_proc__signal(napi_env env, napi_callback_info info) {
   if (req == NULL) return aos_proc__throw_host(env, -ENOMEM);
   req->h = h;
   req->sig = sig;
+  req->settle = settle;
   napi_value promise, name;
   if (napi_create_reference(env, argv[0], 1, &req->handle_ref) != napi_ok) {
     free(req);
@@ -204,6 +215,14 @@ static napi_value aos_proc__signal(napi_env env, napi_callback_info info) {
   }
   h->busy = true;
   return promise;
+}
+
+static napi_value aos_proc__signal(napi_env env, napi_callback_info info) {
+  return aos_proc__queue(env, info, false);
+}
+
+static napi_value aos_proc__settle(napi_env env, napi_callback_info info) {
+  return aos_proc__queue(env, info, true);
 }
 
 static napi_value aos_proc__alive(napi_env env, napi_callback_info info) {
@@ -267,6 +286,7 @@ napi_value aos_proc_napi_init(napi_env env) {
   AOS_CALL(env, napi_create_object(env, &exports), NULL);
   if (!aos_napi_set_function(env, exports, "open", aos_proc__open, NULL) ||
       !aos_napi_set_function(env, exports, "signal", aos_proc__signal, NULL) ||
+      !aos_napi_set_function(env, exports, "settle", aos_proc__settle, NULL) ||
       !aos_napi_set_function(env, exports, "alive", aos_proc__alive, NULL) ||
       !aos_napi_set_function(env, exports, "pids", aos_proc__pids, NULL) ||
       !aos_napi_set_function(env, exports, "close", aos_proc__close, NULL)) {

@@ -14,7 +14,8 @@ typedef struct {
   int ppid;
   int pgid;
   uint64_t start;
-  bool zombie;
+  bool zombie; /* exited: every thread is gone (a main thread that called
+                * pthread_exit while others run does not make a zombie) */
 } aos_proc__entry;
 
 /* A process held by a tree. */
@@ -22,6 +23,9 @@ typedef struct {
   int pid;
   uint64_t start;
   int fd;          /* Linux pidfd, or -1 when identified by pid + start only */
+  bool child;      /* identified as this process's own unreaped child (waitid with
+                    * WNOWAIT), used where neither a pidfd nor the process table is
+                    * available; start is 0 then */
   bool signalled;  /* `sig` of some aos_proc_tree_signal call was delivered */
   bool stopped;    /* SIGSTOP delivered during the current signal call */
   bool gone;       /* seen exited; stays true */
@@ -33,20 +37,27 @@ int aos_proc__scan(aos_proc__entry **out, size_t *count);
 
 /* Takes hold of process `pid`. When `expect_start` is non-zero the process must still
  * be the one with that start time, else -ESRCH; when zero, whatever process `pid`
- * names now is taken and its start time recorded. -ESRCH when it is gone. Sets every
- * field of `m` (the flags false). */
-int aos_proc__hold(aos_proc__member *m, int pid, uint64_t expect_start, bool no_pidfd);
+ * names now is taken and its start time recorded (0 when the process table cannot
+ * be read). -ESRCH when it is gone; -ENOTSUP when nothing can identify it (no pidfd
+ * and no process table, and not this process's own child). `flags` are the
+ * AOS_PROC_* flags of src/process/process.h (AOS_PROC_NO_PIDFD, AOS_PROC_CHILD).
+ * Sets every field of `m` (the flags false). */
+int aos_proc__hold(aos_proc__member *m, int pid, uint64_t expect_start, unsigned flags);
 
 /* Sends `sig` to the held process. 0, or -ESRCH when it is gone (nothing sent). */
 int aos_proc__signal(aos_proc__member *m, int sig);
 
-/* Sends `sig` to the process group `pgid` led (or once led) by the held process
- * `leader` (leader->pid == pgid). `members` (`count` of them) are other held
- * processes that can vouch that the group still exists where the operating system
- * cannot signal a group through the leader's handle. 0, or -ESRCH when the group is
- * empty or cannot be vouched for (nothing sent). */
-int aos_proc__signal_group(aos_proc__member *leader, aos_proc__member *members,
-                           size_t count, int sig);
+/* Sends `sig` to the process group led (or once led) by the held process `leader`
+ * through the leader's own handle, which names that group for good (Linux 6.9+:
+ * PIDFD_SIGNAL_PROCESS_GROUP). 0; -ESRCH when the group is empty; -ENOTSUP when the
+ * operating system (or `no_pgroup_fd`) offers no such handle, and the caller must
+ * fall back to a guarded kill(-pgid), see src/process/posix.c. */
+int aos_proc__signal_group(aos_proc__member *leader, int sig, bool no_pgroup_fd);
+
+/* Whether the held process still occupies its pid: alive, or exited and not yet
+ * reaped (a zombie). 0 when it does, -ESRCH when it was reaped (or the pid names
+ * another process now), -ENOTSUP when this cannot be told (no pidfd, no /proc). */
+int aos_proc__probe(aos_proc__member *m);
 
 /* Whether the held process has exited (a zombie has). Never blocks. */
 bool aos_proc__gone(aos_proc__member *m);

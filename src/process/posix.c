@@ -1,12 +1,36 @@
 /* The tree algorithm for POSIX systems, on top of the per-OS primitives of
  * src/process/platform.h: find the descendants of a process, freeze them, signal
- * them, and tell when the ones signalled are gone. */
+ * them, and tell when the ones signalled are gone.
+ *
+ * The root's process group. A group id is the pid of the process that created the
+ * group, and the kernel never hands that number to a new process while any process
+ * still has it as its pid, its group id or its session id. So while the group has a
+ * member, kill(-pgid) reaches that group and no other; the danger is only a group
+ * that emptied, whose number went round the pid space to a new process that made
+ * its own group. The group is signalled by number only when one of these holds at
+ * that moment (aos_proc__group_ours):
+ *   - the root still occupies its pid (alive, or a zombie not reaped yet: checked
+ *     through its pidfd, or as this process's own child with waitid(WNOWAIT), or by
+ *     pid and start time), so the number is pinned by the root itself;
+ *   - a held process that is alive is a member of the group now;
+ *   - no process has the number as its pid and the group is not empty: the root
+ *     was reaped, and the number has been pinned by the group's members ever since
+ *     the last check (made at least every 50 ms by the JS poll, and at every walk);
+ *     a stranger's group with this number would need the number to go round the
+ *     whole pid space, be taken by a new process that made a group and then exited,
+ *     all between two checks.
+ * A root seen reaped while a process has its pid (the number was reused), or a
+ * group seen empty, ends the group for the tree: it is never signalled again.
+ * Linux 6.9+ signals the group through the root's pidfd instead
+ * (PIDFD_SIGNAL_PROCESS_GROUP), which names it for good; the checks above still
+ * decide which processes of a snapshot count as group members. */
 #include "process/process.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "process/platform.h"
@@ -20,8 +44,11 @@ struct aos_proc_tree {
   unsigned flags;
   int self_pid;
   int self_pgid;
-  int group; /* the root's own process group to signal as a whole, or 0; when set,
-               * members[0] is the root, which leads it */
+  bool has_root;   /* members[0] is the root (false: it was gone or reaped at open) */
+  bool group_gone; /* the root's group was seen empty or its number reused */
+  int group; /* the number of the root's own process group, or 0: the root's pid,
+               * when the root led a group (or may have: it exited before it could be
+               * asked) */
   aos_proc__member *members;
   size_t count;
   size_t cap;
@@ -39,18 +66,61 @@ static int aos_proc__add(aos_proc_tree *t, const aos_proc__member *m) {
   return 0;
 }
 
+/* Whether a process has `pid` as its pid now (kill with signal 0 sends nothing). */
+static bool aos_proc__pid_taken(int pid) { return kill(pid, 0) == 0 || errno == EPERM; }
+
+/* See the head of this file: whether kill(-group) reaches the root's group and no
+ * other process right now. Latches group_gone. */
+static bool aos_proc__group_ours(aos_proc_tree *t) {
+  if (t->group == 0 || t->group_gone || t->group == t->self_pgid) return false;
+  if (kill(-t->group, 0) < 0 && errno == ESRCH) {
+    t->group_gone = true; /* empty: a group never gains members again */
+    return false;
+  }
+  int probe = -ESRCH;
+  if (t->has_root) {
+    probe = aos_proc__probe(&t->members[0]);
+    if (probe == 0) return true; /* the root pins the number */
+  }
+  for (size_t i = t->has_root ? 1 : 0; i < t->count; i++) {
+    aos_proc__member *m = &t->members[i];
+    if (!m->gone && aos_proc__pgid(m) == t->group) return true;
+  }
+  if (probe == -ENOTSUP) return false; /* cannot tell the root's pid from a reuse */
+  if (aos_proc__pid_taken(t->group)) {
+    t->group_gone = true; /* the root was reaped and its number reused */
+    return false;
+  }
+  return true;
+}
+
 int aos_proc_tree_open(int pid, unsigned flags, aos_proc_tree **out) {
   *out = NULL;
-  if (pid <= 0 || pid == (int)getpid()) return -EINVAL;
+  if (pid <= 1 || pid == (int)getpid()) return -EINVAL;
   aos_proc_tree *t = calloc(1, sizeof *t);
   if (t == NULL) return -ENOMEM;
   t->flags = flags;
   t->self_pid = (int)getpid();
   t->self_pgid = (int)getpgrp();
+  if (flags & AOS_PROC_CHILD) {
+    /* Our own child: reaped already (its exit not emitted yet) means its pid may
+     * name another process: never held. Its group may live on without it. */
+    siginfo_t si;
+    int rc;
+    do {
+      rc = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT);
+    } while (rc < 0 && errno == EINTR);
+    if (rc < 0 && errno == ECHILD) {
+      if (pid != t->self_pgid) t->group = pid;
+      (void)aos_proc__group_ours(t); /* first check, in the tick of the reap */
+      *out = t;
+      return 0;
+    }
+  }
   aos_proc__member root;
-  int rc = aos_proc__hold(&root, pid, 0, (flags & AOS_PROC_NO_PIDFD) != 0);
-  if (rc == -ESRCH) {
-    *out = t; /* already gone: a tree with nothing to walk from */
+  int rc = aos_proc__hold(&root, pid, 0, flags);
+  if (rc == -ESRCH || rc == -ENOTSUP) {
+    *out = t; /* already gone, or nothing can name it: a tree with nothing to walk from */
     return 0;
   }
   if (rc < 0) {
@@ -63,8 +133,11 @@ int aos_proc_tree_open(int pid, unsigned flags, aos_proc_tree **out) {
     free(t);
     return rc;
   }
+  t->has_root = true;
   int pgid = aos_proc__pgid(&t->members[0]);
-  if (pgid == pid && pgid != t->self_pgid) t->group = pgid;
+  /* A root that exited before it could be asked may have led a group: the group
+   * checks find out (the zombie pins the number meanwhile). */
+  if ((pgid == pid || pgid == -ESRCH) && pid != t->self_pgid) t->group = pid;
   *out = t;
   return 0;
 }
@@ -83,17 +156,6 @@ static bool aos_proc__is_member(const aos_proc_tree *t, const aos_proc__entry *e
   for (size_t i = 0; i < t->count; i++) {
     const aos_proc__member *m = &t->members[i];
     if (!m->gone && m->pid == e->pid && m->start == e->start) return true;
-  }
-  return false;
-}
-
-/* Whether a held process that is still alive is in the tree's group now. While one
- * is, the group's number cannot be given to another group. */
-static bool aos_proc__group_vouched(aos_proc_tree *t) {
-  if (t->group == 0) return false;
-  for (size_t i = 0; i < t->count; i++) {
-    aos_proc__member *m = &t->members[i];
-    if (!m->gone && aos_proc__pgid(m) == t->group) return true;
   }
   return false;
 }
@@ -129,7 +191,7 @@ static int aos_proc__discover(aos_proc_tree *t, aos_proc__entry *e, size_t n, bo
   for (size_t i = 0; i < n && rc == 0; i++) {
     if (!in[i] || aos_proc__is_member(t, &e[i])) continue;
     aos_proc__member m;
-    if (aos_proc__hold(&m, e[i].pid, e[i].start, (t->flags & AOS_PROC_NO_PIDFD) != 0) < 0) {
+    if (aos_proc__hold(&m, e[i].pid, e[i].start, t->flags & AOS_PROC_NO_PIDFD) < 0) {
       continue; /* gone since the snapshot, or not the process it showed */
     }
     rc = aos_proc__add(t, &m);
@@ -145,8 +207,13 @@ static int aos_proc__discover(aos_proc_tree *t, aos_proc__entry *e, size_t n, bo
 
 /* Sends `sig` to the tree's group, if it has one (never the caller's group). */
 static void aos_proc__group(aos_proc_tree *t, int sig) {
-  if (t->group == 0 || t->group == t->self_pgid || t->count == 0) return;
-  (void)aos_proc__signal_group(&t->members[0], t->members + 1, t->count - 1, sig);
+  if (t->group == 0 || t->group_gone || t->group == t->self_pgid) return;
+  if (t->has_root) {
+    int rc = aos_proc__signal_group(&t->members[0], sig, (t->flags & AOS_PROC_NO_PGROUP_FD) != 0);
+    if (rc == -ESRCH) t->group_gone = true; /* the group the handle names is empty */
+    if (rc != -ENOTSUP) return;
+  }
+  if (aos_proc__group_ours(t)) (void)kill(-t->group, sig);
 }
 
 /* Sends `sig` to every live member; returns how many it reached. */
@@ -172,13 +239,13 @@ int aos_proc_tree_signal(aos_proc_tree *tree, int sig, size_t *signalled) {
   for (int round = 0;; round++) {
     aos_proc__entry *entries = NULL;
     size_t n = 0;
-    bool group_before = aos_proc__group_vouched(tree);
+    bool group_before = aos_proc__group_ours(tree);
     int rc = aos_proc__scan(&entries, &n);
     if (rc < 0) {
       scan_rc = rc;
       n = 0;
     }
-    bool group_ok = group_before && aos_proc__group_vouched(tree);
+    bool group_ok = group_before && aos_proc__group_ours(tree);
     int added = aos_proc__discover(tree, entries, n, group_ok);
     free(entries);
     if (added < 0) scan_rc = added;
@@ -212,7 +279,34 @@ size_t aos_proc_tree_alive(aos_proc_tree *tree) {
     if (!m->gone && aos_proc__gone(m)) m->gone = true;
     if (m->signalled && !m->gone) alive++;
   }
+  (void)aos_proc__group_ours(tree); /* the periodic check the group reasoning needs */
   return alive;
+}
+
+/* Whether the root's group has a member that has not exited. Zombies count as
+ * exited (their parent, maybe not in the tree, may never reap them). Without a
+ * process table, a group that is not empty counts as live. */
+static bool aos_proc__group_live(aos_proc_tree *t) {
+  if (!aos_proc__group_ours(t)) return false;
+  aos_proc__entry *e = NULL;
+  size_t n = 0;
+  if (aos_proc__scan(&e, &n) < 0 || n == 0) {
+    free(e);
+    return aos_proc__group_ours(t);
+  }
+  bool live = false;
+  for (size_t i = 0; i < n && !live; i++) {
+    live = e[i].pgid == t->group && !e[i].zombie && e[i].pid != t->self_pid;
+  }
+  free(e);
+  return live && aos_proc__group_ours(t);
+}
+
+int aos_proc_tree_settle(aos_proc_tree *tree, int sig, size_t *pending) {
+  size_t signalled = 0;
+  int rc = aos_proc_tree_signal(tree, sig, &signalled);
+  *pending = aos_proc_tree_alive(tree) + (aos_proc__group_live(tree) ? 1 : 0);
+  return rc;
 }
 
 size_t aos_proc_tree_pids(const aos_proc_tree *tree, int *pids, size_t cap) {

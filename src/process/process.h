@@ -18,7 +18,15 @@ typedef struct aos_proc_tree aos_proc_tree;
 enum {
   /* Linux only: identify processes by pid and start time instead of pidfds, the
    * fallback for kernels without pidfd_open. Lets the tests run that path. */
-  AOS_PROC_NO_PIDFD = 1u << 0
+  AOS_PROC_NO_PIDFD = 1u << 0,
+  /* Linux only: do not signal the group through the root's pidfd
+   * (PIDFD_SIGNAL_PROCESS_GROUP, Linux 6.9+); the fallback for older kernels. */
+  AOS_PROC_NO_PGROUP_FD = 1u << 1,
+  /* `pid` is a child of this process whose exit is reaped only by the caller's
+   * thread (a Node ChildProcess, opened on its event-loop thread). It is asked with
+   * waitid(WNOWAIT) first: a child already reaped is never held or signalled by pid
+   * (the pid may name another process by now); its group is still ended. */
+  AOS_PROC_CHILD = 1u << 2
 };
 
 /* Holds the process `pid` as the root of a tree. The caller guarantees that `pid`
@@ -43,8 +51,16 @@ int aos_proc_tree_open(int pid, unsigned flags, aos_proc_tree **out);
 int aos_proc_tree_signal(aos_proc_tree *tree, int sig, size_t *signalled);
 
 /* How many processes this tree signalled that have not exited yet (a zombie has
- * exited). Never blocks. */
+ * exited). Never blocks. Also watches the root's group: once it is seen empty it is
+ * never signalled again (a later group with the same number is another one). */
 size_t aos_proc_tree_alive(aos_proc_tree *tree);
+
+/* The check before settling: walks and signals the tree once more with `sig`
+ * (anything started since the last walk, in the group or below a live member, is
+ * found and signalled), then sets `*pending` to the number of signalled processes
+ * still alive plus one when the root's group still has a live member. The tree may
+ * settle only when `*pending` is 0. Returns as aos_proc_tree_signal. */
+int aos_proc_tree_settle(aos_proc_tree *tree, int sig, size_t *pending);
 
 /* Copies the pids of the processes this tree signalled (at most `cap`) into `pids`
  * and returns how many there are in total. */

@@ -223,6 +223,15 @@ size_t aos_proc_tree_alive(aos_proc_tree *tree) {
   return alive;
 }
 
+int aos_proc_tree_settle(aos_proc_tree *tree, int sig, size_t *pending) {
+  /* No process groups here: walking once more terminates anything started below a
+   * live member since the last walk. */
+  size_t signalled = 0;
+  int rc = aos_proc_tree_signal(tree, sig, &signalled);
+  *pending = aos_proc_tree_alive(tree);
+  return rc;
+}
+
 size_t aos_proc_tree_pids(const aos_proc_tree *tree, int *pids, size_t cap) {
   size_t n = 0;
   for (size_t i = 0; i < tree->count; i++) {

@@ -12,6 +12,7 @@ const root = path.join(__dirname, '..', '..')
 describe('process: C core alone', function () {
   before(function () {
     if (process.platform !== 'linux' || spawnSync('cc', ['--version']).status !== 0) this.skip()
+    if (require('./helpers.js').NO_PROC) this.skip() // the C core's checks walk /proc
   })
 
   it('finds, signals and waits for a tree, with pidfds and with the fallback', function () {

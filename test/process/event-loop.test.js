@@ -35,7 +35,7 @@ child.stdout.once('data', (d) => {
   child.stdout.destroy()
   killProcessTree(child, { graceMs: 300 }).then(() => {
     let alive = true
-    try { alive = !/\\) [ZX] /.test(fs.readFileSync('/proc/' + pid + '/stat', 'utf8')) } catch { alive = false }
+    try { alive = !/\\) [ZX] /.test(fs.readFileSync((process.env.AOS_TEST_PROC || '/proc') + '/' + pid + '/stat', 'utf8')) } catch { alive = false }
     console.log(alive ? 'survivor' : 'settled')
   })
 })
@@ -83,7 +83,7 @@ child.stdout.once('data', async (d) => {
   const pid = Number(String(d).trim())
   await killProcessTree(child, { graceMs: 50 })
   let alive = true
-  try { alive = !/\\) [ZX] /.test(fs.readFileSync('/proc/' + pid + '/stat', 'utf8')) } catch { alive = false }
+  try { alive = !/\\) [ZX] /.test(fs.readFileSync((process.env.AOS_TEST_PROC || '/proc') + '/' + pid + '/stat', 'utf8')) } catch { alive = false }
   parentPort.postMessage([child.signalCode, alive])
 })
 `), { eval: true })

@@ -10,10 +10,26 @@ const { spawn } = require('node:child_process')
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
+// Where the tests read the process table. The no-/proc run of the suite
+// (test/process/run-paths.sh) hides /proc from the package under test and hands the
+// tests a second mount of it here.
+const PROC = process.env.AOS_TEST_PROC || '/proc'
+// True when the package under test sees no /proc (the no-proc run): only the child
+// and its group are reachable there (contract), so tests that need the walk of
+// descendants outside the group are skipped, by name, with skipWithoutProc.
+const NO_PROC = process.platform === 'linux' && !fs.existsSync('/proc/self/stat')
+
+/** A beforeEach hook: skips the tests whose title matches `re` in the no-proc run. */
+function skipWithoutProc (re) {
+  return function () {
+    if (NO_PROC && re.test(this.currentTest.title)) this.skip()
+  }
+}
+
 function stat (pid) {
   let text
   try {
-    text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+    text = fs.readFileSync(`${PROC}/${pid}/stat`, 'utf8')
   } catch {
     return null
   }
@@ -24,7 +40,7 @@ function stat (pid) {
 /** This process's own process group. Read from /proc/self/status (NSpgid): qemu-user
  * synthesizes /proc/<own pid>/stat with a group of 0, while status is the kernel's. */
 function ownPgid () {
-  const m = /^NSpgid:\s*(\d+)/m.exec(fs.readFileSync('/proc/self/status', 'utf8'))
+  const m = /^NSpgid:\s*(\d+)/m.exec(fs.readFileSync(`${PROC}/self/status`, 'utf8'))
   return m ? Number(m[1]) : stat(process.pid).pgid
 }
 
@@ -33,10 +49,28 @@ function identity (pid) {
   return s === null ? null : { pid, start: s.start }
 }
 
-/** True while the recorded process runs (a zombie has exited). */
+/** True while the recorded process runs (a zombie has exited; a main thread that
+ * called pthread_exit while other threads run does not make one). */
 function isAlive (id) {
   const s = stat(id.pid)
-  return s !== null && s.start === id.start && s.state !== 'Z' && s.state !== 'X'
+  if (s === null || s.start !== id.start) return false
+  if (s.state !== 'Z' && s.state !== 'X') return true
+  try {
+    return fs.readdirSync(`${PROC}/${id.pid}/task`).some((tid) => Number(tid) !== id.pid)
+  } catch {
+    return false
+  }
+}
+
+/** Live (non-zombie) processes whose process group is `pgid`, by pid. */
+function groupMembers (pgid) {
+  const out = []
+  for (const name of fs.readdirSync(PROC)) {
+    if (!/^\d+$/.test(name)) continue
+    const s = stat(Number(name))
+    if (s !== null && s.pgid === pgid && isAlive({ pid: Number(name), start: s.start })) out.push(Number(name))
+  }
+  return out
 }
 
 function survivors (ids) {
@@ -131,4 +165,4 @@ async function waitFor (predicate, what) {
   throw new Error(`timed out waiting for ${what}`)
 }
 
-module.exports = { ownPgid, sleep, stat, identity, isAlive, survivors, spawnTree, reap, waitFor, scripts }
+module.exports = { PROC, NO_PROC, skipWithoutProc, groupMembers, ownPgid, sleep, stat, identity, isAlive, survivors, spawnTree, reap, waitFor, scripts }

@@ -7,9 +7,11 @@ const { spawn } = require('node:child_process')
 const { once, EventEmitter } = require('node:events')
 
 const { killProcessTree } = require('../../lib/process.js')
-const { ownPgid, sleep, stat, identity, isAlive, survivors, spawnTree, reap, waitFor } = require('./helpers.js')
+const { PROC, skipWithoutProc, ownPgid, sleep, stat, identity, isAlive, survivors, spawnTree, reap, waitFor } = require('./helpers.js')
 
 describe('process: killProcessTree', function () {
+  // Without /proc: only the child and its group are reachable (see helpers.js).
+  beforeEach(skipWithoutProc(/escapee|not spawned detached|non-detached|sibling|detached: false|parses \/proc|20 trees|mixed trees|SIGINT, members|zombie nobody/))
   before(function () {
     if (process.platform !== 'linux') this.skip() // /proc and shell trees: Linux only
   })
@@ -130,7 +132,7 @@ describe('process: killProcessTree', function () {
     await waitFor(() => fs.existsSync(file) && fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).length === 2, 'tree')
     const ids = fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map(Number).map(identity)
     cleanup.push(ids)
-    await waitFor(() => fs.readFileSync(`/proc/${ids[0].pid}/comm`, 'utf8').startsWith('x) 1 (2'), 'exec')
+    await waitFor(() => fs.readFileSync(`${PROC}/${ids[0].pid}/comm`, 'utf8').startsWith('x) 1 (2'), 'exec')
     await killProcessTree(child, { graceMs: 5000 })
     assert.deepEqual(survivors(ids), [])
     fs.rmSync(dir, { recursive: true, force: true })
@@ -260,7 +262,8 @@ describe('process: killProcessTree', function () {
     }
 
     it('rejects a child that is not a ChildProcessLike, or the calling process, as INVALID_OPTION', async function () {
-      for (const child of [undefined, null, 42, {}, { pid: 1, exitCode: null, signalCode: null }]) {
+      // (A number is a pid target: test/process/target-pid.test.js.)
+      for (const child of [undefined, null, '42', {}, { pid: 1, exitCode: null, signalCode: null }]) {
         await assert.rejects(killProcessTree(child), { code: 'INVALID_OPTION' })
       }
       const self = new EventEmitter()
@@ -298,7 +301,7 @@ describe('process: killProcessTree', function () {
     const x = identity(Number(String(line).trim()))
     cleanup.push([x, identity(holder.pid)])
     // Until bash has exec'd into the sleep it would reap X itself.
-    await waitFor(() => require('node:fs').readFileSync(`/proc/${holder.pid}/comm`, 'utf8').trim() === 'sleep', 'exec')
+    await waitFor(() => require('node:fs').readFileSync(`${PROC}/${holder.pid}/comm`, 'utf8').trim() === 'sleep', 'exec')
     const stub = Object.assign(new EventEmitter(), { pid: x.pid, exitCode: null, signalCode: null })
     const p = killProcessTree(stub, { graceMs: 10 * 60 * 1000 })
     await waitFor(() => stat(x.pid).state === 'Z', 'zombie')
@@ -342,8 +345,8 @@ describe('process: killProcessTree', function () {
     this.timeout(60000)
     const kinds = ['obey', 'ignore', 'escapee', 'deep3']
     const trees = []
-    const pidfds = () => require('node:fs').readdirSync('/proc/self/fd').filter((fd) => {
-      try { return require('node:fs').readlinkSync(`/proc/self/fd/${fd}`) === 'anon_inode:[pidfd]' } catch { return false }
+    const pidfds = () => require('node:fs').readdirSync(`${PROC}/self/fd`).filter((fd) => {
+      try { return require('node:fs').readlinkSync(`${PROC}/self/fd/${fd}`) === 'anon_inode:[pidfd]' } catch { return false }
     }).length
     const before = pidfds()
     for (let i = 0; i < 20; i++) trees.push(track(await spawnTree(kinds[i % kinds.length])))
@@ -376,7 +379,7 @@ describe('process: killProcessTree', function () {
 function survivorsByParent (ppid) {
   const fs = require('node:fs')
   const out = []
-  for (const name of fs.readdirSync('/proc')) {
+  for (const name of fs.readdirSync(PROC)) {
     if (!/^\d+$/.test(name)) continue
     const s = stat(Number(name))
     if (s !== null && s.ppid === ppid && s.state !== 'Z') out.push(Number(name))

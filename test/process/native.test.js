@@ -8,11 +8,10 @@ const { spawn } = require('node:child_process')
 const { once } = require('node:events')
 
 const binding = require('../../lib/binding.js')
-const { killProcessTree } = require('../../lib/process.js')
-const { identity, isAlive, survivors, spawnTree, reap } = require('./helpers.js')
+const { skipWithoutProc, identity, isAlive } = require('./helpers.js')
 
 const native = process.platform === 'linux' ? binding.part('process') : undefined
-const NS_LAST_PID = '/proc/sys/kernel/ns_last_pid'
+const NS_LAST_PID = `${process.env.AOS_TEST_PROC || '/proc'}/sys/kernel/ns_last_pid`
 
 /** Spawns `sleep` so that it gets exactly `pid` (root may steer the next pid through
  * ns_last_pid); undefined when another process took the pid first every time. */
@@ -30,6 +29,8 @@ async function spawnWithPid (pid) {
 }
 
 describe('process: native part', function () {
+  // Without /proc: only the child and its group are reachable (see helpers.js).
+  beforeEach(skipWithoutProc(/noPidfd: true/))
   before(function () {
     if (process.platform !== 'linux') this.skip() // /proc and shell trees: Linux only
   })
@@ -42,7 +43,7 @@ describe('process: native part', function () {
       }
       const first = spawn('sleep', ['1000'], { detached: true, stdio: 'ignore' })
       const pid = first.pid
-      const tree = native.open(pid, noPidfd)
+      const tree = native.open(pid, noPidfd ? 1 : 0)
       // SIGWINCH does nothing to sleep: the process is now a signalled member.
       assert.equal(await native.signal(tree, 28), 1)
       assert.deepEqual(native.pids(tree), [pid])
@@ -68,41 +69,20 @@ describe('process: native part', function () {
     })
   }
 
-  describe('pid + start time fallback (AGENT_OS_PROCESS_NO_PIDFD=1)', function () {
-    let saved
-    before(function () {
-      saved = process.env.AGENT_OS_PROCESS_NO_PIDFD
-      process.env.AGENT_OS_PROCESS_NO_PIDFD = '1'
-    })
-    after(function () {
-      if (saved === undefined) delete process.env.AGENT_OS_PROCESS_NO_PIDFD
-      else process.env.AGENT_OS_PROCESS_NO_PIDFD = saved
-    })
-    for (const [kind, detached] of [['obey', true], ['ignore', true], ['escapee', true], ['deep', true],
-      ['wide', false], ['orphanedIgnorer', false], ['orphanedIgnorer', true]]) {
-      it(`kills a ${kind} tree (detached: ${detached}) with no survivors`, async function () {
-        const { child, ids } = await spawnTree(kind, { detached })
-        try {
-          await killProcessTree(child, { graceMs: 150 })
-          assert.deepEqual(survivors(ids), [])
-        } finally {
-          reap(ids)
-        }
-      })
-    }
-  })
+  // The pid + start time fallback (and the other forced paths) run the whole process
+  // suite: test/process/run-paths.sh, with AGENT_OS_PROCESS_FORCE read once at load.
 
   it('a tree handle is opaque and checked', async function () {
     const child = spawn('sleep', ['1000'], { detached: true, stdio: 'ignore' })
     const exited = once(child, 'exit')
-    const tree = native.open(child.pid, false)
+    const tree = native.open(child.pid, 0)
     try {
       assert.deepEqual(Object.keys(tree), [])
       assert.equal(JSON.stringify(tree), '{}')
       assert.throws(() => native.alive({}), { name: 'TypeError' })
       assert.throws(() => native.signal(tree, 0), { name: 'TypeError' })
-      assert.throws(() => native.open(0, false), { name: 'TypeError' })
-      assert.throws(() => native.open(process.pid, false), { hostCode: 'EINVAL' })
+      assert.throws(() => native.open(0, 0), { name: 'TypeError' })
+      assert.throws(() => native.open(process.pid, 0), { hostCode: 'EINVAL' })
       const p = native.signal(tree, 15)
       assert.throws(() => native.alive(tree), /in flight/)
       native.close(tree) // deferred until the signal work ends
@@ -120,7 +100,7 @@ describe('process: native part', function () {
     const child = spawn('true', [], { stdio: 'ignore' })
     const pid = child.pid
     await once(child, 'exit')
-    const tree = native.open(pid, false)
+    const tree = native.open(pid, 0)
     assert.equal(await native.signal(tree, 9), 0)
     assert.equal(native.alive(tree), 0)
     native.close(tree)

@@ -17,7 +17,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 function running (pid) {
   if (process.platform === 'linux') {
     try {
-      const text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+      const text = fs.readFileSync(`${process.env.AOS_TEST_PROC || '/proc'}/${pid}/stat`, 'utf8')
       return !/^[ZX]/.test(text.slice(text.lastIndexOf(')') + 2))
     } catch {
       return false

@@ -7,19 +7,23 @@
 //
 // Survivors are found without trusting any list: every member of every tree carries
 // AOS_STRESS_TREE=<run id> in its environment, and after every promise settled /proc
-// is scanned for live (non-zombie) processes that carry it. Figure: trees, members
-// seen, survivors (must be 0).
+// is scanned for live (non-zombie) processes that carry it. Next to each tree runs a
+// decoy (in a group and session of its own), which traps every catchable
+// signal killProcessTree could send (a freeze shows as SIGCONT) and records it: a
+// stranger signalled. The scenario runs once per path (default, each forced
+// fallback, no /proc), each in its own Node process. Figures per path: trees, members
+// seen, survivors (must be 0), strangers signalled (must be 0).
 
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { spawn } = require('node:child_process')
+const { spawn, spawnSync } = require('node:child_process')
 const { killProcessTree } = require('../../lib/process.js')
-const { spawnTree } = require('../process/helpers.js')
+const { spawnTree, PROC } = require('../process/helpers.js')
 const { size, figure, sleep } = require('./helpers.js')
 
-const TREES = size(200, 60)
+const TREES = Number(process.env.AOS_PROC_STRESS_TREES) || size(200, 60)
 
 // Trees of this file (the others come from test/process/helpers.js).
 const GROWING = 'for i in $(seq 40); do (trap "" TERM; sleep 1000) & sleep 0.005; done; wait'
@@ -31,12 +35,12 @@ const REFORKING_ESCAPEE = 'setsid bash -c \'trap "" TERM; bash -c "sleep 1000 & 
 
 function marked (runId) {
   const out = []
-  for (const name of fs.readdirSync('/proc')) {
+  for (const name of fs.readdirSync(PROC)) {
     if (!/^\d+$/.test(name)) continue
     let env, stat
     try {
-      env = fs.readFileSync(`/proc/${name}/environ`, 'latin1')
-      stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8')
+      env = fs.readFileSync(`${PROC}/${name}/environ`, 'latin1')
+      stat = fs.readFileSync(`${PROC}/${name}/stat`, 'utf8')
     } catch {
       continue
     }
@@ -47,59 +51,115 @@ function marked (runId) {
   return out
 }
 
-describe('stress: killProcessTree on many mixed trees', function () {
-  this.timeout(0)
-  before(function () {
-    if (process.platform !== 'linux') this.skip()
-  })
+const DECOY = 'for s in TERM HUP INT USR1 CONT; do trap "echo $s >> \\"$D\\"" $s; done; ' +
+  'echo up > "$D.up"; while :; do sleep 1000 & wait $!; done'
 
-  it(`${TREES} mixed trees (growing, reforking escapees, deep, wide, TERM-ignoring) killed concurrently: zero survivors`, async function () {
-    const runId = `${process.pid}-${Date.now()}`
-    const previous = process.env.AOS_STRESS_TREE
-    process.env.AOS_STRESS_TREE = runId
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aos-stress-proc-'))
-    const kinds = ['obey', 'ignore', 'escapee', 'deep3', 'orphanedIgnorer', 'wide', 'growing', 'reforking']
-    const trees = []
-    let maxMembers = 0
-    try {
-      for (let i = 0; i < TREES; i++) {
-        const kind = kinds[i % kinds.length]
-        const detached = kind === 'growing' || i % 5 !== 0
-        if (kind === 'growing' || kind === 'reforking') {
-          const child = spawn('bash', ['-c', kind === 'growing' ? GROWING : REFORKING_ESCAPEE], { detached, stdio: 'ignore' })
-          await sleep(kind === 'growing' ? Math.floor(Math.random() * 60) : 50) // growing: killed mid-growth
-          trees.push({ child, kind })
+// One run of the scenario in this process; resolves its figures.
+async function scenario () {
+  const runId = `${process.pid}-${Date.now()}`
+  const previous = process.env.AOS_STRESS_TREE
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aos-stress-proc-'))
+  const kinds = ['obey', 'ignore', 'escapee', 'deep3', 'orphanedIgnorer', 'wide', 'growing', 'reforking']
+  const trees = []
+  const decoys = []
+  let maxMembers = 0
+  try {
+    for (let i = 0; i < TREES; i++) {
+      // The decoy first, without the run's mark.
+      const D = path.join(dir, `decoy-${i}`)
+      const decoyEnv = { ...process.env, D }
+      delete decoyEnv.AOS_STRESS_TREE
+      const decoy = spawn('bash', ['-c', DECOY], { detached: true, stdio: 'ignore', env: decoyEnv })
+      decoys.push({ child: decoy, file: D })
+      process.env.AOS_STRESS_TREE = runId
+      const kind = kinds[i % kinds.length]
+      const detached = kind === 'growing' || i % 5 !== 0
+      if (kind === 'growing' || kind === 'reforking') {
+        const child = spawn('bash', ['-c', kind === 'growing' ? GROWING : REFORKING_ESCAPEE], { detached, stdio: 'ignore' })
+        await sleep(kind === 'growing' ? Math.floor(Math.random() * 60) : 50) // growing: killed mid-growth
+        trees.push({ child, kind })
+      } else {
+        trees.push({ child: (await spawnTree(kind, { detached, dir })).child, kind })
+      }
+      delete process.env.AOS_STRESS_TREE
+    }
+    for (const d of decoys) {
+      for (let i = 0; i < 3000 && !fs.existsSync(`${d.file}.up`); i++) await sleep(10)
+    }
+    maxMembers = marked(runId).length
+    const signals = ['SIGTERM', 'SIGTERM', 'SIGHUP', 'SIGINT', 'SIGKILL']
+    await Promise.all(trees.map((t, i) => killProcessTree(t.child, {
+      signal: signals[i % signals.length],
+      graceMs: [0, 50, 200][i % 3]
+    })))
+    const left = marked(runId)
+    if (left.length && process.env.AGENT_OS_TEST_VERBOSE) {
+      for (const pid of left) {
+        try {
+          const st = fs.readFileSync(`${PROC}/${pid}/stat`, 'utf8')
+          console.log('survivor', pid, st.slice(st.lastIndexOf(')') + 2).split(' ').slice(0, 5).join(' '), fs.readFileSync(`${PROC}/${pid}/cmdline`, 'latin1').replace(/\0/g, ' '))
+        } catch {}
+      }
+    }
+    await sleep(100) // a trap runs once bash is scheduled
+    let strangers = 0
+    for (const d of decoys) {
+      let got = ''
+      try { got = fs.readFileSync(d.file, 'utf8') } catch {}
+      if (got !== '' || d.child.exitCode !== null || d.child.signalCode !== null) strangers++
+    }
+    return { trees: TREES, membersSeen: maxMembers, survivors: left.length, strangers }
+  } finally {
+    for (const pid of marked(runId)) {
+      try { process.kill(pid, 'SIGKILL') } catch {}
+    }
+    for (const d of decoys) {
+      try { process.kill(-d.child.pid, 'SIGKILL') } catch {}
+    }
+    if (previous === undefined) delete process.env.AOS_STRESS_TREE
+    else process.env.AOS_STRESS_TREE = previous
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+// Run as a worker: one scenario, its figures as the last line.
+if (process.env.AOS_PROC_STRESS_WORKER === '1') {
+  scenario().then((f) => { console.log(JSON.stringify(f)); process.exit(0) },
+    (err) => { console.error(err); process.exit(1) })
+}
+
+const PATHS = ['default', 'no-pgroup-fd', 'no-pidfd', 'no-proc']
+
+if (typeof describe === 'function') {
+  describe('stress: killProcessTree on many mixed trees, per path', function () {
+    this.timeout(0)
+    before(function () {
+      if (process.platform !== 'linux') this.skip()
+    })
+    for (const p of PATHS) {
+      it(`${TREES} mixed trees with a decoy each, killed concurrently (path ${p}): zero survivors, zero strangers signalled`, function () {
+        if (p === 'no-proc' && (process.getuid() !== 0 || spawnSync('unshare', ['--version']).status !== 0)) this.skip()
+        const env = { ...process.env, AOS_PROC_STRESS_WORKER: '1' }
+        delete env.AGENT_OS_PROCESS_FORCE
+        let r
+        if (p === 'no-proc') {
+          const real = fs.mkdtempSync(path.join(os.tmpdir(), 'aos-realproc-'))
+          r = spawnSync('unshare', ['-m', 'sh', '-c',
+            'mount --make-rprivate / && mount --bind /proc "$AOS_TEST_PROC" && mount -t tmpfs none /proc && exec "$N" "$S"'],
+          { encoding: 'utf8', env: { ...env, AOS_TEST_PROC: real, N: process.execPath, S: __filename } })
+          fs.rmdirSync(real)
         } else {
-          trees.push({ child: (await spawnTree(kind, { detached, dir })).child, kind })
+          if (p !== 'default') env.AGENT_OS_PROCESS_FORCE = p
+          r = spawnSync(process.execPath, [__filename], { encoding: 'utf8', env })
         }
-      }
-      maxMembers = marked(runId).length
-      const signals = ['SIGTERM', 'SIGTERM', 'SIGHUP', 'SIGINT', 'SIGKILL']
-      await Promise.all(trees.map((t, i) => killProcessTree(t.child, {
-        signal: signals[i % signals.length],
-        graceMs: [0, 50, 200][i % 3]
-      })))
-      const left = marked(runId)
-      if (left.length && process.env.AGENT_OS_TEST_VERBOSE) {
-        for (const pid of left) {
-          try {
-            const st = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
-            console.log('survivor', pid, st.slice(st.lastIndexOf(')') + 2).split(' ').slice(0, 5).join(' '), fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1').replace(/\0/g, ' '))
-          } catch {}
-        }
-        const info = trees.map((t) => `${t.kind}:${t.child.pid}:${t.child.signalCode || t.child.exitCode}`)
-        console.log(info.join(' '))
-      }
-      figure('process-trees', { trees: TREES, membersSeen: maxMembers, survivors: left.length })
-      assert.deepEqual(left, [], 'processes of killed trees still run')
-      assert.ok(maxMembers >= TREES * 3, `only ${maxMembers} members`)
-    } finally {
-      for (const pid of marked(runId)) {
-        try { process.kill(pid, 'SIGKILL') } catch {}
-      }
-      if (previous === undefined) delete process.env.AOS_STRESS_TREE
-      else process.env.AOS_STRESS_TREE = previous
-      fs.rmSync(dir, { recursive: true, force: true })
+        const lines = String(r.stdout).trim().split('\n')
+        assert.equal(r.status, 0, `${r.stderr}`)
+        const f = JSON.parse(lines[lines.length - 1])
+        figure('process-trees', { path: p, ...f })
+        assert.equal(f.survivors, 0, 'processes of killed trees still run')
+        assert.equal(f.strangers, 0, 'a decoy was signalled')
+        assert.ok(f.membersSeen >= TREES * 3, `only ${f.membersSeen} members`)
+      })
     }
   })
-})
+}
