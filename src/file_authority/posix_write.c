@@ -1,8 +1,31 @@
-/* file-authority: atomic replacement of one file through its retained parent (POSIX). */
+/* file-authority: atomic replacement of one file through its retained parent (POSIX).
+ *
+ * A write stages its bytes in a temporary file created owner-only (0600) and
+ * exclusively in the retained parent, flushes it, gives it its final permission bits
+ * (a replaced file's mode & 0777, never a set-id bit; a new file's opts->mode less the
+ * umask) just before the commit, and commits it relative to the same parent:
+ *
+ * - no target (or if_absent): an exclusive rename (Linux renameat2 RENAME_NOREPLACE,
+ *   macOS renameatx_np RENAME_EXCL) that never replaces an entry which appeared
+ *   meanwhile;
+ * - an existing regular file: an atomic exchange (RENAME_EXCHANGE / RENAME_SWAP), then a
+ *   look at what now sits at the temporary name, i.e. the entry actually replaced: a
+ *   regular file (with if_version: the one that was checked, same identity, size and
+ *   mtime) is unlinked; anything else is exchanged back, never lost, and the write fails
+ *   UNSAFE_ENTRY / FILE_CHANGED.
+ *
+ * Where the host has no such rename (an old kernel, a filesystem that refuses the flag
+ * with EINVAL, or the private switch AGENT_OS_FA_NO_RENAMEAT2=1 read once per process),
+ * a new file is committed with linkat (which never replaces either) and an existing one
+ * with a check of the target immediately followed by renameat: in that fallback an
+ * entry swapped in between the check and the rename is replaced (the window
+ * docs/security.md states). */
 #include "file_authority/fa.h"
+#include "file_authority/posix.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +35,13 @@
 
 #if defined(__linux__)
 #include <sys/random.h>
+#include <sys/syscall.h>
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
+#endif
 #endif
 
 #define AOS_FA__TEMP_TRIES 16
@@ -71,8 +101,18 @@ static int aos_fa__write_all(int fd, const uint8_t *data, size_t len) {
   return 0;
 }
 
+/* A file is flushed to stable storage. macOS: fsync only hands the data to the drive,
+ * whose cache may lose it; F_FULLFSYNC asks the drive to flush too. Filesystems that
+ * refuse F_FULLFSYNC (some network and FAT volumes answer ENOTSUP / EINVAL) get fsync,
+ * as durable as they make it. */
 static int aos_fa__fsync(int fd, bool directory) {
   int r;
+#if defined(__APPLE__) && defined(F_FULLFSYNC)
+  do {
+    r = fcntl(fd, F_FULLFSYNC);
+  } while (r == -1 && errno == EINTR);
+  if (r != -1) return 0;
+#endif
   do {
     r = fsync(fd);
   } while (r != 0 && errno == EINTR);
@@ -81,6 +121,42 @@ static int aos_fa__fsync(int fd, bool directory) {
    * durable as that filesystem makes it. */
   if (directory && (errno == EINVAL || errno == ENOTSUP)) return 0;
   return -errno;
+}
+
+/* The process's umask, without changing it where the host can say (Linux 4.7+:
+ * /proc/self/status). Elsewhere it is read by setting it, briefly, to 0077: a file
+ * another thread creates in that instant gets fewer permissions, never more. */
+static mode_t aos_fa__umask(void) {
+#if defined(__linux__)
+  int fd;
+  do {
+    fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  } while (fd < 0 && errno == EINTR);
+  if (fd >= 0) {
+    char buf[1024];
+    size_t got = 0;
+    while (got < sizeof buf - 1) {
+      ssize_t n = read(fd, buf + got, sizeof buf - 1 - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += (size_t)n;
+    }
+    close(fd);
+    buf[got] = '\0';
+    const char *u = strstr(buf, "\nUmask:");
+    if (u != NULL) {
+      u += 7;
+      while (*u == ' ' || *u == '\t') u++;
+      mode_t m = 0;
+      int digits = 0;
+      for (; *u >= '0' && *u <= '7' && digits < 6; u++, digits++) m = (mode_t)(m * 8 + (mode_t)(*u - '0'));
+      if (digits > 0 && *u == '\n') return m & 0777;
+    }
+  }
+#endif
+  mode_t m = umask(0077);
+  umask(m);
+  return m & 0777;
 }
 
 /* Removes the temporary name if it still names our file (never someone else's). */
@@ -120,20 +196,21 @@ static int aos_fa__name_unnamed(int tmp, int dir, char name[48]) {
 }
 #endif
 
-/* Writes data[0..len) into a new file in `dir`: on Linux an O_TMPFILE file that gets
- * its name only once complete (a writer killed while writing leaves nothing behind);
- * otherwise, or when `unnamed` is false, a file created exclusively under a random
- * name without following links. Mode 0666 so the kernel applies the umask; `keep`,
- * if given, is set with fchmod. Returns 0, -errno (nothing left behind), or
+/* Writes data[0..len) into a new file in `dir`, created owner-only (0600): on Linux an
+ * O_TMPFILE file that gets its name only once complete (a writer killed while writing
+ * leaves nothing behind); otherwise, or when `unnamed` is false, a file created
+ * exclusively under a random name without following links. Once the bytes are written
+ * the file gets `final_mode` (fchmod) and is flushed, so nobody whom the finished file
+ * would not admit can ever open it. Returns 0, -errno (nothing left behind), or
  * AOS_FA__STAGE_NAMED. */
-static int aos_fa__stage(int dir, const uint8_t *data, size_t len, const mode_t *keep,
+static int aos_fa__stage(int dir, const uint8_t *data, size_t len, mode_t final_mode,
                          bool unnamed, aos_fa__staged *out) {
   int tmp = -1;
   bool named = false;
 #if defined(__linux__) && defined(O_TMPFILE)
   if (unnamed) {
     do {
-      tmp = openat(dir, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+      tmp = openat(dir, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
     } while (tmp < 0 && errno == EINTR);
   }
 #else
@@ -143,7 +220,7 @@ static int aos_fa__stage(int dir, const uint8_t *data, size_t len, const mode_t 
     for (int tries = 0; tmp < 0 && tries < AOS_FA__TEMP_TRIES; tries++) {
       aos_fa__temp_name(out->name);
       do {
-        tmp = openat(dir, out->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        tmp = openat(dir, out->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
       } while (tmp < 0 && errno == EINTR);
       if (tmp < 0 && errno != EEXIST) break;
     }
@@ -159,8 +236,8 @@ static int aos_fa__stage(int dir, const uint8_t *data, size_t len, const mode_t 
     if (named) unlinkat(dir, out->name, 0);
     return r;
   }
-  if (keep != NULL && fchmod(tmp, *keep) != 0) r = -errno;
-  if (r == 0) r = aos_fa__write_all(tmp, data, len);
+  r = aos_fa__write_all(tmp, data, len);
+  if (r == 0 && fchmod(tmp, final_mode) != 0) r = -errno;
   if (r == 0) r = aos_fa__fsync(tmp, false);
 #if defined(__linux__) && defined(O_TMPFILE)
   if (r == 0 && !named) {
@@ -173,6 +250,184 @@ static int aos_fa__stage(int dir, const uint8_t *data, size_t len, const mode_t 
   return r;
 }
 
+/* ---- the commit */
+
+static pthread_once_t aos_fa__switch_once = PTHREAD_ONCE_INIT;
+static bool aos_fa__no_atomic_rename;
+
+static void aos_fa__read_switch(void) {
+  /* Private: the project's tests force the fallback with it; not public API. */
+  const char *v = getenv("AGENT_OS_FA_NO_RENAMEAT2");
+  aos_fa__no_atomic_rename = v != NULL && strcmp(v, "1") == 0;
+}
+
+typedef enum { AOS_FA__NOREPLACE, AOS_FA__EXCHANGE } aos_fa__how;
+
+/* Renames `from` to `to` in `dir` exclusively or by exchange: 0, -errno, or -ENOSYS
+ * when this host or filesystem has no such rename (then: the fallback). */
+static int aos_fa__rename_atomic(int dir, const char *from, const char *to, aos_fa__how how) {
+  pthread_once(&aos_fa__switch_once, aos_fa__read_switch);
+  if (aos_fa__no_atomic_rename) return -ENOSYS;
+#if defined(__linux__) && defined(SYS_renameat2)
+  unsigned flags = how == AOS_FA__NOREPLACE ? RENAME_NOREPLACE : RENAME_EXCHANGE;
+  if (syscall(SYS_renameat2, dir, from, dir, to, flags) == 0) return 0;
+  /* EINVAL: a filesystem that does not implement the flag. */
+  if (errno == ENOSYS || errno == EINVAL) return -ENOSYS;
+  return -errno;
+#elif defined(__APPLE__) && defined(RENAME_SWAP) && defined(RENAME_EXCL)
+  unsigned flags = how == AOS_FA__NOREPLACE ? RENAME_EXCL : RENAME_SWAP;
+  if (renameatx_np(dir, from, dir, to, flags) == 0) return 0;
+  if (errno == ENOTSUP || errno == EINVAL || errno == ENOSYS) return -ENOSYS;
+  return -errno;
+#else
+  (void)dir, (void)from, (void)to, (void)how;
+  return -ENOSYS;
+#endif
+}
+
+/* One commit: the staged file `tmp` and the `target`, both names in `dir`. */
+typedef struct {
+  int dir;
+  const char *tmp;
+  const char *target;
+  int last;
+  const aos_fa_write_opts *opts;
+  const struct stat *ours;
+} aos_fa__commit_ctx;
+
+/* True when `now` (the entry the commit replaced, seen after the exchange) may be
+ * replaced: a regular file, and with if_version the very file that was checked. The
+ * exchange itself moved the entry, which sets its status-change time, so the entry is
+ * recognised by identity, size and mtime; its whole version, ctime included, was
+ * checked just before the exchange. */
+static bool aos_fa__may_replace(const aos_fa__commit_ctx *c, const struct stat *now,
+                                const struct stat *checked) {
+  if (!S_ISREG(now->st_mode)) return false;
+  if (c->opts->if_version == NULL) return true;
+  aos_fa_version a, b;
+  aos_fa_posix_version(now, &a);
+  aos_fa_posix_version(checked, &b);
+  return a.dev == b.dev && a.ino == b.ino && a.size == b.size && a.mtime_ns == b.mtime_ns;
+}
+
+/* The refusal for an entry that may not be replaced. */
+static int aos_fa__refuse(const aos_fa__commit_ctx *c, const struct stat *sb, aos_fa_status *st) {
+  if (!S_ISREG(sb->st_mode)) {
+    return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, S_ISLNK(sb->st_mode) ? ELOOP : 0, c->last);
+  }
+  return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+}
+
+/* Checks the entry at the target before a commit that may replace it. 0: it may be
+ * replaced (*sb describes it); -ENOENT: none; else the refusal, *st filled. */
+static int aos_fa__check_target(const aos_fa__commit_ctx *c, struct stat *sb, aos_fa_status *st) {
+  if (fstatat(c->dir, c->target, sb, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno == ENOENT) return -ENOENT;
+    return aos_fa_fail(st, AOS_FA_HOST_IO, errno, c->last);
+  }
+  if (c->opts->if_absent) return aos_fa_fail(st, AOS_FA_ENTRY_EXISTS, EEXIST, c->last);
+  if (!S_ISREG(sb->st_mode)) return aos_fa__refuse(c, sb, st);
+  if (c->opts->if_version != NULL) {
+    aos_fa_version v;
+    aos_fa_posix_version(sb, &v);
+    if (!aos_fa_version_matches(&v, c->opts->if_version)) return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+  }
+  return 0;
+}
+
+static int aos_fa__rename_failed(const aos_fa__commit_ctx *c, int e, aos_fa_status *st) {
+  if (e == EISDIR || e == ENOTDIR || e == ENOTEMPTY) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, e, c->last);
+  return aos_fa_fail(st, AOS_FA_HOST_IO, e, c->last);
+}
+
+/* The fallback for a new file: linkat never replaces an entry; where the filesystem
+ * has no hard links, a check immediately followed by renameat (the window). */
+static int aos_fa__create_fallback(const aos_fa__commit_ctx *c) {
+  if (linkat(c->dir, c->tmp, c->dir, c->target, 0) == 0) {
+    unlinkat(c->dir, c->tmp, 0);
+    return 0;
+  }
+  int e = errno;
+  if (e != EPERM && e != ENOTSUP && e != EOPNOTSUPP && e != EMLINK && e != ENOSYS) return -e;
+  struct stat sb;
+  if (fstatat(c->dir, c->target, &sb, AT_SYMLINK_NOFOLLOW) == 0) return -EEXIST;
+  if (errno != ENOENT) return -errno;
+  if (renameat(c->dir, c->tmp, c->dir, c->target) != 0) return -errno;
+  return 0;
+}
+
+/* Commits the staged file at c->tmp to c->target. `expected`: the target as checked
+ * before staging (NULL: there was none). Returns 0 or a failure with *st filled; on
+ * failure the staged file is still at c->tmp, unless the failure says otherwise. */
+#define AOS_FA__COMMIT_TRIES 8
+static int aos_fa__commit(const aos_fa__commit_ctx *c, const struct stat *expected, aos_fa_status *st) {
+  struct stat checked;
+  bool replacing = expected != NULL;
+  if (replacing) checked = *expected;
+  for (int attempt = 0; attempt < AOS_FA__COMMIT_TRIES; attempt++) {
+    int r;
+    if (!replacing) {
+      r = aos_fa__rename_atomic(c->dir, c->tmp, c->target, AOS_FA__NOREPLACE);
+      if (r == 0) return 0;
+      /* linkat is as exclusive as RENAME_NOREPLACE (its last resort is not). */
+      if (r == -ENOSYS) r = aos_fa__create_fallback(c);
+      if (r == 0) return 0;
+      if (r != -EEXIST) return aos_fa__rename_failed(c, -r, st);
+      /* An entry appeared at the name meanwhile. */
+      if (c->opts->if_absent) return aos_fa_fail(st, AOS_FA_ENTRY_EXISTS, EEXIST, c->last);
+      r = aos_fa__check_target(c, &checked, st);
+      if (r == -ENOENT) continue;
+      if (r != 0) return r;
+      replacing = true;
+      continue;
+    }
+    r = aos_fa__rename_atomic(c->dir, c->tmp, c->target, AOS_FA__EXCHANGE);
+    if (r == -ENOSYS) {
+      /* Fallback: the check immediately followed by the rename. */
+      r = aos_fa__check_target(c, &checked, st);
+      if (r == -ENOENT) {
+        if (c->opts->if_version != NULL) return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+        replacing = false;
+        continue;
+      }
+      if (r != 0) return r;
+      if (renameat(c->dir, c->tmp, c->dir, c->target) != 0) return aos_fa__rename_failed(c, errno, st);
+      return 0;
+    }
+    if (r == -ENOENT) {
+      /* The target went away meanwhile. */
+      if (c->opts->if_version != NULL) return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+      replacing = false;
+      continue;
+    }
+    if (r != 0) return aos_fa__rename_failed(c, -r, st);
+    /* Exchanged: the entry that was replaced now sits at the temporary name. */
+    struct stat now;
+    if (fstatat(c->dir, c->tmp, &now, AT_SYMLINK_NOFOLLOW) != 0) {
+      /* Someone else took the replaced entry away from the temporary name in that
+       * instant: nothing is left to put back or to check. */
+      if (c->opts->if_version == NULL) return 0;
+      aos_fa__remove_temp(c->dir, c->target, c->ours);
+      return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+    }
+    if (aos_fa__may_replace(c, &now, &checked)) {
+      if (unlinkat(c->dir, c->tmp, 0) != 0 && errno != ENOENT) {
+        return aos_fa_fail(st, AOS_FA_HOST_IO, errno, c->last);
+      }
+      return 0;
+    }
+    /* Not ours to replace: put it back where it was, never lost. */
+    if (aos_fa__rename_atomic(c->dir, c->tmp, c->target, AOS_FA__EXCHANGE) != 0) {
+      /* Both names were changed by someone else meanwhile: whatever sits where is
+       * theirs; ours is removed only where it still is ours. */
+      aos_fa__remove_temp(c->dir, c->target, c->ours);
+      return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+    }
+    return aos_fa__refuse(c, &now, st);
+  }
+  return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+}
+
 int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
                  const uint8_t *data, size_t len, const aos_fa_write_opts *opts,
                  aos_fa_status *st) {
@@ -181,6 +436,11 @@ int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
   if (count == 0) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, 0, -1);
   int r = aos_fa_segments_check(segs, count, st);
   if (r != 0) return r;
+  if (opts->mode > 0777 || (opts->if_absent && opts->if_version != NULL) ||
+      (opts->if_version != NULL &&
+       !aos_fa_version_string_valid(opts->if_version, strnlen(opts->if_version, AOS_FA_VERSION_CHARS + 1)))) {
+    return aos_fa_fail(st, AOS_FA_INVALID_PATH, 0, -1);
+  }
   if (len > 0 && data == NULL) return aos_fa_fail(st, AOS_FA_INVALID_CONTENT, 0, -1);
   if (opts->utf8 && !aos_fa_utf8_valid(data, len)) return aos_fa_fail(st, AOS_FA_INVALID_CONTENT, 0, -1);
   int last = (int)count - 1;
@@ -198,51 +458,46 @@ int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
     if (r != 0) return r;
   }
 
-  /* The existing target: a regular file (its permission bits are kept), or none. */
+  aos_fa__commit_ctx c = {dir, NULL, target, last, opts, NULL};
+  /* The existing target: a regular file (its permission bits are kept), or none;
+   * checked now so that a refused write writes nothing, and again at the commit. */
   struct stat existing;
-  bool replacing = false;
-  if (fstatat(dir, target, &existing, AT_SYMLINK_NOFOLLOW) == 0) {
-    if (!S_ISREG(existing.st_mode)) {
-      r = aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, S_ISLNK(existing.st_mode) ? ELOOP : 0, last);
-      goto out;
-    }
-    replacing = true;
-  } else if (errno != ENOENT) {
-    r = aos_fa_fail(st, AOS_FA_HOST_IO, errno, last);
-    goto out;
-  }
+  r = aos_fa__check_target(&c, &existing, st);
+  bool replacing = r == 0;
+  if (r == -ENOENT && opts->if_version != NULL) r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+  if (r != 0 && r != -ENOENT) goto out;
 
+  /* Final permission bits: never a set-id or sticky bit. */
+  mode_t final_mode = replacing ? (existing.st_mode & 0777) : ((mode_t)opts->mode & 0777 & ~aos_fa__umask());
   aos_fa__staged staged;
-  mode_t keep = replacing ? (existing.st_mode & 07777) : 0;
   /* The portable mode (no Linux-only features) stages under a name from the start. */
   bool unnamed = root->resolver != AOS_FA_RESOLVE_PORTABLE;
-  r = aos_fa__stage(dir, data, len, replacing ? &keep : NULL, unnamed, &staged);
-  if (r == AOS_FA__STAGE_NAMED) r = aos_fa__stage(dir, data, len, replacing ? &keep : NULL, false, &staged);
+  r = aos_fa__stage(dir, data, len, final_mode, unnamed, &staged);
+  if (r == AOS_FA__STAGE_NAMED) r = aos_fa__stage(dir, data, len, final_mode, false, &staged);
   if (r != 0) {
     r = aos_fa_fail(st, AOS_FA_HOST_IO, -r, last);
     goto out;
   }
-  const char *tmpname = staged.name;
   const struct stat ours = staged.id;
+  c.tmp = staged.name;
+  c.ours = &ours;
 
-  if (renameat(dir, tmpname, dir, target) != 0) {
-    int e = errno;
-    if (e == EISDIR || e == ENOTDIR || e == ENOTEMPTY || e == EEXIST) {
-      r = aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, e, last);
-    } else {
-      r = aos_fa_fail(st, AOS_FA_HOST_IO, e, last);
-    }
-    goto fail_temp;
-  }
+  r = aos_fa__commit(&c, replacing ? &existing : NULL, st);
+  if (r != 0) goto fail_temp;
   r = aos_fa__fsync(dir, true);
   if (r != 0) {
     r = aos_fa_fail(st, AOS_FA_HOST_IO, -r, last);
     goto out;
   }
-  /* The committed name must still be the file just written. */
+  /* The committed name must still be the file just written. A conditional write is
+   * decided at its commit (the exchange checked the entry it replaced; the exclusive
+   * rename or link replaced none): a writer who replaced it since committed after it,
+   * and reporting FILE_CHANGED here would make the caller retry a write that took
+   * effect (an ifVersion loop would count twice). */
+  bool decided = opts->if_version != NULL || opts->if_absent;
   struct stat committed;
-  if (fstatat(dir, target, &committed, AT_SYMLINK_NOFOLLOW) != 0 ||
-      committed.st_dev != ours.st_dev || committed.st_ino != ours.st_ino) {
+  if (!decided && (fstatat(dir, target, &committed, AT_SYMLINK_NOFOLLOW) != 0 ||
+                   committed.st_dev != ours.st_dev || committed.st_ino != ours.st_ino)) {
     r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
     goto out;
   }
@@ -251,7 +506,7 @@ int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
   goto out;
 
 fail_temp:
-  aos_fa__remove_temp(dir, tmpname, &ours);
+  aos_fa__remove_temp(dir, staged.name, &ours);
 out:
   if (dir != root->fd) close(dir);
   return r;
