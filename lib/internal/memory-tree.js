@@ -201,7 +201,8 @@ function walkDirectories (root, segments, count, operation, create) {
       node = newDirectory()
       dir.entries.set(segments[i], node)
     } else if (node.kind !== 'directory') {
-      throw fail('UNSAFE_ENTRY', operation, i)
+      // The host codes the native walker reports: ELOOP for a link, ENOTDIR otherwise.
+      throw fail('UNSAFE_ENTRY', operation, i, node.kind === 'symlink' ? 'ELOOP' : 'ENOTDIR')
     }
     dir = node
   }
