@@ -26,6 +26,12 @@
             "src/file_authority/posix_read.c",
             "src/file_authority/posix_write.c",
             "src/file_authority/posix_list.c",
+            "src/file_authority/posix_parent.c",
+            "src/file_authority/posix_stat.c",
+            "src/file_authority/posix_remove.c",
+            "src/file_authority/posix_mkdir.c",
+            "src/file_authority/posix_rename.c",
+            "src/file_authority/posix_tree.c",
             "src/node_lock/posix.c",
             "src/process/posix.c"
           ],

@@ -45,6 +45,7 @@ export type FileAuthorityErrorCode =
   | 'ROOT_CHANGED'
   | 'FILE_CHANGED'
   | 'OVER_BUDGET'
+  | 'ENTRY_EXISTS'
   | 'HOST_IO'
 
 export declare class FileAuthorityError extends Error {
@@ -81,16 +82,73 @@ export interface DirectoryEntry {
 
 export type DirectoryListing = DirectoryEntry[] & { readonly omitted: number }
 
+export interface FileStat {
+  readonly kind: 'file' | 'directory' | 'symlink' | 'other'
+  /** Bytes (a symlink: the link's own size). */
+  readonly size: number
+  readonly mtimeMs: number
+  /** Permission bits only (mode & 0o777). */
+  readonly mode: number
+  /** Opaque; equal only for the same entry with the same size, mtime and ctime. */
+  readonly version: string
+}
+
+export interface VersionedBytes {
+  readonly bytes: Uint8Array
+  readonly version: string
+}
+
+export interface RangeRead {
+  readonly bytes: Uint8Array
+  readonly size: number
+  readonly version: string
+}
+
+export interface WalkEntry {
+  readonly path: readonly string[]
+  readonly kind: 'file' | 'directory' | 'symlink' | 'other'
+}
+
+export type WalkListing = WalkEntry[] & { readonly omitted: number; readonly truncated: boolean }
+
+export interface WriteOptions {
+  createParents?: boolean
+  /** New files only: an integer 0 ... 0o777, less the umask. Default 0o666. */
+  mode?: number
+  /** Replace only the file of this version (else FILE_CHANGED). */
+  ifVersion?: string
+  /** Create only; never replace (else ENTRY_EXISTS). */
+  ifAbsent?: boolean
+}
+
 export interface ReadAuthority extends FileAuthority {
   readBytes(segments: readonly string[], options: { maxBytes: number }): Promise<Uint8Array | undefined>
   readBytesSync(segments: readonly string[], options: { maxBytes: number }): Uint8Array | undefined
+  readVersioned(segments: readonly string[], options: { maxBytes: number }): Promise<VersionedBytes | undefined>
+  readVersionedSync(segments: readonly string[], options: { maxBytes: number }): VersionedBytes | undefined
+  readRange(segments: readonly string[], options: { offset: number; length: number }): Promise<RangeRead | undefined>
+  readRangeSync(segments: readonly string[], options: { offset: number; length: number }): RangeRead | undefined
   list(segments: readonly string[]): Promise<DirectoryListing | undefined>
   listSync(segments: readonly string[]): DirectoryListing | undefined
+  walk(segments: readonly string[], options: { maxEntries: number; maxDepth?: number }): Promise<WalkListing | undefined>
+  walkSync(segments: readonly string[], options: { maxEntries: number; maxDepth?: number }): WalkListing | undefined
+  stat(segments: readonly string[]): Promise<FileStat | undefined>
+  statSync(segments: readonly string[]): FileStat | undefined
 }
 
 export interface WriteAuthority extends FileAuthority {
-  writeText(segments: readonly string[], text: string | Uint8Array, options?: { createParents?: boolean }): Promise<void>
-  writeTextSync(segments: readonly string[], text: string | Uint8Array, options?: { createParents?: boolean }): void
+  writeText(segments: readonly string[], text: string | Uint8Array, options?: WriteOptions): Promise<void>
+  writeTextSync(segments: readonly string[], text: string | Uint8Array, options?: WriteOptions): void
+  writeBytes(segments: readonly string[], bytes: Uint8Array, options?: WriteOptions): Promise<void>
+  writeBytesSync(segments: readonly string[], bytes: Uint8Array, options?: WriteOptions): void
+  remove(segments: readonly string[], options?: { directory?: boolean }): Promise<boolean>
+  removeSync(segments: readonly string[], options?: { directory?: boolean }): boolean
+  makeDirectory(segments: readonly string[], options?: { parents?: boolean; mode?: number }): Promise<boolean>
+  makeDirectorySync(segments: readonly string[], options?: { parents?: boolean; mode?: number }): boolean
+  rename(from: readonly string[], to: readonly string[], options?: { replace?: boolean }): Promise<void>
+  renameSync(from: readonly string[], to: readonly string[], options?: { replace?: boolean }): void
+  stat(segments: readonly string[]): Promise<FileStat | undefined>
+  statSync(segments: readonly string[]): FileStat | undefined
 }
 
 export declare function openReadAuthority(root: string, options?: OpenOptions): Promise<ReadAuthority>

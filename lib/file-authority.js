@@ -16,11 +16,8 @@ const {
   FileAuthorityError,
   fail,
   unsupported,
-  checkSegments,
-  checkMaxBytes,
-  checkWriteOptions,
-  encodeText,
-  readOption
+  readOption,
+  OPERATIONS
 } = require('./internal/file-authority-common.js')
 
 const native = binding.part('fileAuthority')
@@ -149,20 +146,8 @@ function closeNow (state) {
   }
 }
 
-/** Runs a sync operation: `fn(handle)` after the checks, errors typed. */
-function runSync (state, operation, fn) {
-  const handle = live(state, operation)
-  try {
-    return fn(requireNative(operation), handle)
-  } catch (err) {
-    throw toError(err, operation)
-  }
-}
-
 /** Starts an async operation and tracks it until it settles (close waits for it). */
-function runAsync (state, operation, fn) {
-  const handle = live(state, operation)
-  const started = fn(requireNative(operation), handle)
+function track (state, operation, started) {
   const tracked = started.then(undefined, (err) => { throw toError(err, operation) })
   state.inFlight.add(tracked)
   const done = () => { state.inFlight.delete(tracked) }
@@ -179,6 +164,11 @@ function promised (operation, body) {
   }
 }
 
+function runAsync (state, operation, fn) {
+  const handle = live(state, operation)
+  return track(state, operation, fn(requireNative(operation), handle))
+}
+
 /** The binding's [names, kinds, omitted], names already in code-unit order (sorted in
  * C, as JavaScript compares strings; not UTF-8 byte order), as plain `{ name, kind }`
  * objects, like the in-memory face's. */
@@ -191,66 +181,110 @@ function toListing (raw) {
   return entries
 }
 
-class ReadAuthority extends Authority {
-  readBytes (segments, options) {
-    const operation = 'readBytes'
-    return promised(operation, () => {
-      const state = receiver(this, operation, false)
-      const segs = checkSegments(segments, operation)
-      const maxBytes = checkMaxBytes(options, operation)
-      return runAsync(state, operation, (n, h) => n.read(h, segs, maxBytes, true))
-    })
+/** The binding's [names, kinds, depths, omitted, truncated] (walk order) as entries
+ * whose `path` is the names of the enclosing directories, then the entry's own. */
+function toWalkListing (raw) {
+  const [names, kinds, depths, omitted, truncated] = raw
+  const count = names.length
+  const entries = new Array(count)
+  const prefix = []
+  for (let i = 0; i < count; i++) {
+    const depth = depths[i]
+    prefix.length = depth
+    const path = prefix.slice()
+    path.push(names[i])
+    entries[i] = { path, kind: KINDS[kinds[i]] }
+    prefix.push(names[i])
   }
+  Object.defineProperty(entries, 'omitted', { value: omitted, enumerable: false, writable: false, configurable: false })
+  Object.defineProperty(entries, 'truncated', { value: truncated, enumerable: false, writable: false, configurable: false })
+  return entries
+}
 
-  readBytesSync (segments, options) {
-    const operation = 'readBytes'
-    const state = receiver(this, operation, false)
-    const segs = checkSegments(segments, operation)
-    const maxBytes = checkMaxBytes(options, operation)
-    return runSync(state, operation, (n, h) => n.read(h, segs, maxBytes, false))
+function toStat (raw) {
+  return { kind: KINDS[raw[0]], size: raw[1], mtimeMs: raw[2], mode: raw[3], version: raw[4] }
+}
+
+const same = (raw) => raw
+const optional = (convert) => (raw) => (raw === undefined ? undefined : convert(raw))
+const nothing = () => undefined
+const W_PARENTS = 1
+const W_UTF8 = 2
+const W_ABSENT = 4
+function writeFlags (o, utf8) {
+  return (o.createParents ? W_PARENTS : 0) | (utf8 ? W_UTF8 : 0) | (o.ifAbsent ? W_ABSENT : 0)
+}
+
+// How this face runs each row of OPERATIONS: the binding call (one per operation; the
+// last argument says async) and the conversion of its raw result.
+const NATIVE = {
+  readBytes: { call: (n, h, [segs, max], async) => n.read(h, segs, max, false, async), result: same },
+  readVersioned: {
+    call: (n, h, [segs, max], async) => n.read(h, segs, max, true, async),
+    result: optional((raw) => ({ bytes: raw[0], version: raw[1] }))
+  },
+  readRange: {
+    call: (n, h, [segs, r], async) => n.readRange(h, segs, r.offset, r.length, async),
+    result: optional((raw) => ({ bytes: raw[0], size: raw[1], version: raw[2] }))
+  },
+  list: { call: (n, h, [segs], async) => n.list(h, segs, async), result: optional(toListing) },
+  walk: { call: (n, h, [segs, w], async) => n.walk(h, segs, w.maxEntries, w.maxDepth, async), result: optional(toWalkListing) },
+  stat: { call: (n, h, [segs], async) => n.stat(h, segs, async), result: optional(toStat) },
+  writeText: {
+    call: (n, h, [segs, bytes, o], async) => n.write(h, segs, bytes, writeFlags(o, true), o.mode, o.ifVersion, async),
+    result: nothing
+  },
+  writeBytes: {
+    call: (n, h, [segs, bytes, o], async) => n.write(h, segs, bytes, writeFlags(o, false), o.mode, o.ifVersion, async),
+    result: nothing
+  },
+  remove: { call: (n, h, [segs, directory], async) => n.remove(h, segs, directory, async), result: same },
+  makeDirectory: { call: (n, h, [segs, parents, mode], async) => n.mkdir(h, segs, parents, mode, async), result: same },
+  rename: { call: (n, h, [from, to, replace], async) => n.rename(h, from, to, replace, async), result: nothing }
+}
+
+class ReadAuthority extends Authority {}
+class WriteAuthority extends Authority {}
+
+/** Defines `name` (async) and `nameSync` on the authority classes of the row's side:
+ * receiver, arguments, closed state, then one binding call. */
+function defineOperation (row) {
+  const { name, side, check } = row
+  const { call, result } = NATIVE[name]
+  const writable = side === 'read' ? false : side === 'write' ? true : undefined
+  const methods = {
+    [name] (a, b, c) {
+      try {
+        const state = receiver(this, name, writable)
+        const args = check(name, a, b, c)
+        const handle = live(state, name)
+        return track(state, name, call(requireNative(name), handle, args, true)).then(result)
+      } catch (err) {
+        return Promise.reject(toError(err, name))
+      }
+    },
+    [`${name}Sync`] (a, b, c) {
+      const state = receiver(this, name, writable)
+      const args = check(name, a, b, c)
+      const handle = live(state, name)
+      let raw
+      try {
+        raw = call(requireNative(name), handle, args, false)
+      } catch (err) {
+        throw toError(err, name)
+      }
+      return result(raw)
+    }
   }
-
-  list (segments) {
-    const operation = 'list'
-    return promised(operation, () => {
-      const state = receiver(this, operation, false)
-      const segs = checkSegments(segments, operation)
-      return runAsync(state, operation, (n, h) => n.list(h, segs, true))
-        .then((raw) => (raw === undefined ? undefined : toListing(raw)))
-    })
-  }
-
-  listSync (segments) {
-    const operation = 'list'
-    const state = receiver(this, operation, false)
-    const segs = checkSegments(segments, operation)
-    const raw = runSync(state, operation, (n, h) => n.list(h, segs, false))
-    return raw === undefined ? undefined : toListing(raw)
+  const classes = side === 'read' ? [ReadAuthority] : side === 'write' ? [WriteAuthority] : [ReadAuthority, WriteAuthority]
+  for (const Class of classes) {
+    for (const key of Object.keys(methods)) {
+      Object.defineProperty(Class.prototype, key, { value: methods[key], writable: true, enumerable: false, configurable: true })
+    }
   }
 }
 
-class WriteAuthority extends Authority {
-  writeText (segments, text, options) {
-    const operation = 'writeText'
-    return promised(operation, () => {
-      const state = receiver(this, operation, true)
-      const segs = checkSegments(segments, operation)
-      const bytes = encodeText(text, operation)
-      const createParents = checkWriteOptions(options, operation)
-      return runAsync(state, operation, (n, h) => n.write(h, segs, bytes, createParents, true))
-        .then(() => undefined)
-    })
-  }
-
-  writeTextSync (segments, text, options) {
-    const operation = 'writeText'
-    const state = receiver(this, operation, true)
-    const segs = checkSegments(segments, operation)
-    const bytes = encodeText(text, operation)
-    const createParents = checkWriteOptions(options, operation)
-    runSync(state, operation, (n, h) => n.write(h, segs, bytes, createParents, false))
-  }
-}
+for (const row of OPERATIONS) defineOperation(row)
 
 /** `root`: an absolute path, a well-formed string without NUL. */
 function checkRoot (root, operation) {

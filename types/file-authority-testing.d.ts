@@ -7,6 +7,12 @@ export {
   FileAuthority,
   DirectoryEntry,
   DirectoryListing,
+  FileStat,
+  VersionedBytes,
+  RangeRead,
+  WalkEntry,
+  WalkListing,
+  WriteOptions,
   ReadAuthority,
   WriteAuthority
 } from '../index'

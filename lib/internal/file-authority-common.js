@@ -4,6 +4,7 @@
 // Both faces validate through these functions, so they cannot drift apart.
 
 const { isUtf8, constants: { MAX_LENGTH } } = require('node:buffer')
+const { isUint8Array } = require('node:util').types
 
 const RECOVERABLE = Object.freeze({
   INVALID_PATH: 'yes',
@@ -14,6 +15,7 @@ const RECOVERABLE = Object.freeze({
   ROOT_CHANGED: 'no',
   FILE_CHANGED: 'yes',
   OVER_BUDGET: 'yes',
+  ENTRY_EXISTS: 'yes',
   HOST_IO: 'maybe'
 })
 
@@ -151,13 +153,88 @@ function checkMaxBytes (options, operation) {
   return maxBytes
 }
 
-/** `{ createParents?: boolean }`. */
-function checkWriteOptions (options, operation) {
-  const createParents = readOption(options, 'createParents', operation)
-  if (createParents !== undefined && typeof createParents !== 'boolean') {
+/** An optional boolean option (undefined: false). */
+function boolOption (options, key, operation) {
+  const value = readOption(options, key, operation)
+  if (value !== undefined && typeof value !== 'boolean') throw fail('INVALID_PATH', operation)
+  return value === true
+}
+
+/** An optional permission-bits option: an integer 0 ... 0o777 (set-id and sticky
+ * bits, fractions, anything else: INVALID_PATH). */
+function modeOption (options, key, operation, fallback) {
+  const value = readOption(options, key, operation)
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 0o777) {
     throw fail('INVALID_PATH', operation)
   }
-  return createParents === true
+  return value
+}
+
+/** A required (or, with `fallback`, optional) safe integer >= 0, at most `max`. */
+function countOption (options, key, operation, max, fallback) {
+  const value = readOption(options, key, operation)
+  if (value === undefined && fallback !== undefined) return fallback
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > max) {
+    throw fail('INVALID_PATH', operation)
+  }
+  return value
+}
+
+function requiredOptions (options, operation) {
+  if (options === undefined || options === null || typeof options !== 'object') {
+    throw fail('INVALID_PATH', operation)
+  }
+  return options
+}
+
+const VERSION_SHAPE = /^[0-9a-f]{96}$/
+
+/** `WriteOptions`: { createParents, mode, ifVersion, ifAbsent }, each checked; ifVersion
+ * a version string's shape (96 lowercase hex digits); ifAbsent with ifVersion is
+ * INVALID_PATH. */
+function checkWriteOptions (options, operation) {
+  const createParents = boolOption(options, 'createParents', operation)
+  const mode = modeOption(options, 'mode', operation, 0o666)
+  const ifAbsent = boolOption(options, 'ifAbsent', operation)
+  const ifVersion = readOption(options, 'ifVersion', operation)
+  if (ifVersion !== undefined && (typeof ifVersion !== 'string' || !VERSION_SHAPE.test(ifVersion) || ifAbsent)) {
+    throw fail('INVALID_PATH', operation)
+  }
+  return { createParents, mode, ifAbsent, ifVersion }
+}
+
+/** `{ offset, length }` of readRange: safe integers >= 0, length at most MAX_LENGTH. */
+function checkRangeOptions (options, operation) {
+  requiredOptions(options, operation)
+  const offset = countOption(options, 'offset', operation, Number.MAX_SAFE_INTEGER)
+  const length = countOption(options, 'length', operation, MAX_LENGTH)
+  return { offset, length }
+}
+
+/** `{ maxEntries, maxDepth? }` of walk: maxEntries required; maxDepth -1 when left out
+ * (unlimited). */
+function checkWalkOptions (options, operation) {
+  requiredOptions(options, operation)
+  const maxEntries = countOption(options, 'maxEntries', operation, Number.MAX_SAFE_INTEGER)
+  const maxDepth = countOption(options, 'maxDepth', operation, Number.MAX_SAFE_INTEGER, -1)
+  return { maxEntries, maxDepth }
+}
+
+/** rename's target segments: an error's segmentIndex counts after the source's. */
+function checkTargetSegments (from, to, operation) {
+  try {
+    return checkSegments(to, operation)
+  } catch (err) {
+    if (err.segmentIndex === undefined) throw err
+    throw fail(err.code, operation, from.length + err.segmentIndex)
+  }
+}
+
+/** True for a real Uint8Array (or Buffer); an object that only looks like one
+ * (Object.create(Uint8Array.prototype), a Proxy around one) is not. */
+function isBytes (value) {
+  return isUint8Array(value)
 }
 
 /**
@@ -171,16 +248,66 @@ function encodeText (text, operation) {
     if (!text.isWellFormed()) throw fail('INVALID_CONTENT', operation)
     return Buffer.from(text, 'utf8')
   }
-  let bytes = false
-  try {
-    bytes = text instanceof Uint8Array // a revoked proxy throws here: not bytes
-  } catch {}
-  if (bytes) {
+  if (isBytes(text)) {
     if (!isUtf8(text)) throw fail('INVALID_CONTENT', operation)
     return Buffer.from(text)
   }
   throw fail('INVALID_PATH', operation)
 }
+
+/** writeBytes' content: any real Uint8Array, copied at the call. */
+function copyBytes (bytes, operation) {
+  if (!isBytes(bytes)) throw fail('INVALID_PATH', operation)
+  return Buffer.from(bytes)
+}
+
+/**
+ * The operations of both faces, one row each: the method's name (also the error's
+ * operation), which authority has it ('read', 'write' or 'both'), and the argument
+ * check turning the caller's arguments into the list both faces run on. Each face
+ * adds how it runs a row; the sync and async methods are generated from this table,
+ * so the two faces validate identically and cannot drift apart.
+ */
+const OPERATIONS = Object.freeze([
+  { name: 'readBytes', side: 'read', check: (o, segments, options) => [checkSegments(segments, o), checkMaxBytes(options, o)] },
+  { name: 'readVersioned', side: 'read', check: (o, segments, options) => [checkSegments(segments, o), checkMaxBytes(options, o)] },
+  { name: 'readRange', side: 'read', check: (o, segments, options) => [checkSegments(segments, o), checkRangeOptions(options, o)] },
+  { name: 'list', side: 'read', check: (o, segments) => [checkSegments(segments, o)] },
+  { name: 'walk', side: 'read', check: (o, segments, options) => [checkSegments(segments, o), checkWalkOptions(options, o)] },
+  { name: 'stat', side: 'both', check: (o, segments) => [checkSegments(segments, o)] },
+  {
+    name: 'writeText',
+    side: 'write',
+    check: (o, segments, text, options) => {
+      const segs = checkSegments(segments, o)
+      const bytes = encodeText(text, o)
+      return [segs, bytes, checkWriteOptions(options, o), typeof text === 'string' ? text : undefined]
+    }
+  },
+  {
+    name: 'writeBytes',
+    side: 'write',
+    check: (o, segments, bytes, options) => {
+      const segs = checkSegments(segments, o)
+      const copy = copyBytes(bytes, o)
+      return [segs, copy, checkWriteOptions(options, o)]
+    }
+  },
+  { name: 'remove', side: 'write', check: (o, segments, options) => [checkSegments(segments, o), boolOption(options, 'directory', o)] },
+  {
+    name: 'makeDirectory',
+    side: 'write',
+    check: (o, segments, options) => [checkSegments(segments, o), boolOption(options, 'parents', o), modeOption(options, 'mode', o, 0o777)]
+  },
+  {
+    name: 'rename',
+    side: 'write',
+    check: (o, from, to, options) => {
+      const f = checkSegments(from, o)
+      return [f, checkTargetSegments(f, to, o), boolOption(options, 'replace', o)]
+    }
+  }
+])
 
 module.exports = {
   FileAuthorityError,
@@ -193,6 +320,11 @@ module.exports = {
   segmentProblem,
   checkMaxBytes,
   checkWriteOptions,
+  checkRangeOptions,
+  checkWalkOptions,
   encodeText,
-  readOption
+  copyBytes,
+  isBytes,
+  readOption,
+  OPERATIONS
 }

@@ -11,10 +11,7 @@ const {
   FileAuthorityError,
   RECOVERABLE,
   fail,
-  checkSegments,
-  checkMaxBytes,
-  checkWriteOptions,
-  encodeText
+  OPERATIONS
 } = require('./file-authority-common.js')
 const memoryTree = require('./memory-tree.js')
 
@@ -113,65 +110,59 @@ function injectFault (root, operation, segments) {
   throw new FileAuthorityError(code, { operation, hostCode: code === 'HOST_IO' ? 'EIO' : undefined })
 }
 
-// The sync and async forms share one implementation and one operation name.
-
-function readBytes (self, segments, options) {
-  const operation = 'readBytes'
-  const state = stateOf(self, operation, READ)
-  const segs = checkSegments(segments, operation)
-  const maxBytes = checkMaxBytes(options, operation)
-  const root = openRoot(state, operation)
-  injectFault(root, operation, segs)
-  return memoryTree.readFile(root.dir, segs, maxBytes, operation)
+// How this face runs each row of OPERATIONS, on the tree, with the checked arguments.
+const MEMORY = {
+  readBytes: (dir, [segs, max], o) => memoryTree.readFile(dir, segs, max, o),
+  readVersioned: (dir, [segs, max], o) => memoryTree.readVersioned(dir, segs, max, o),
+  readRange: (dir, [segs, r], o) => memoryTree.readRange(dir, segs, r.offset, r.length, o),
+  list: (dir, [segs], o) => memoryTree.listDirectory(dir, segs, o),
+  walk: (dir, [segs, w], o) => memoryTree.walk(dir, segs, w.maxEntries, w.maxDepth, o),
+  stat: (dir, [segs], o) => memoryTree.stat(dir, segs, o),
+  writeText: (dir, [segs, bytes, options, text], o) => {
+    memoryTree.writeFile(dir, segs, new Uint8Array(bytes), text, options, o)
+  },
+  writeBytes: (dir, [segs, bytes, options], o) => {
+    memoryTree.writeFile(dir, segs, new Uint8Array(bytes), undefined, options, o)
+  },
+  remove: (dir, [segs, directory], o) => memoryTree.remove(dir, segs, directory, o),
+  makeDirectory: (dir, [segs, parents, mode], o) => memoryTree.makeDirectory(dir, segs, parents, mode, o),
+  rename: (dir, [from, to, replace], o) => { memoryTree.rename(dir, from, to, replace, o) }
 }
 
-function list (self, segments) {
-  const operation = 'list'
-  const state = stateOf(self, operation, READ)
-  const segs = checkSegments(segments, operation)
-  const root = openRoot(state, operation)
-  injectFault(root, operation, segs)
-  return memoryTree.listDirectory(root.dir, segs, operation)
-}
+class ReadAuthority extends MemoryAuthority {}
+class WriteAuthority extends MemoryAuthority {}
 
-function writeText (self, segments, text, options) {
-  const operation = 'writeText'
-  const state = stateOf(self, operation, WRITE)
-  const segs = checkSegments(segments, operation)
-  const bytes = new Uint8Array(encodeText(text, operation))
-  const createParents = checkWriteOptions(options, operation)
-  const root = openRoot(state, operation)
-  injectFault(root, operation, segs)
-  memoryTree.writeFile(root.dir, segs, bytes, typeof text === 'string' ? text : undefined, createParents, operation)
-}
-
-class ReadAuthority extends MemoryAuthority {
-  async readBytes (segments, options) {
-    return readBytes(this, segments, options)
+/** Defines `name` (async: acts at the call, settles later, every failure a rejection)
+ * and `nameSync` from one implementation: receiver, arguments, closed state, injected
+ * fault (with the operation's first segment list), then the operation. */
+function defineOperation (row) {
+  const { name, side, check } = row
+  const run = MEMORY[name]
+  const sides = side === 'read' ? [READ] : side === 'write' ? [WRITE] : [undefined]
+  const perform = (self, a, b, c) => {
+    const state = stateOf(self, name, sides[0])
+    const args = check(name, a, b, c)
+    const root = openRoot(state, name)
+    injectFault(root, name, args[0])
+    return run(root.dir, args, name)
   }
-
-  readBytesSync (segments, options) {
-    return readBytes(this, segments, options)
+  const methods = {
+    async [name] (a, b, c) {
+      return perform(this, a, b, c)
+    },
+    [`${name}Sync`] (a, b, c) {
+      return perform(this, a, b, c)
+    }
   }
-
-  async list (segments) {
-    return list(this, segments)
-  }
-
-  listSync (segments) {
-    return list(this, segments)
+  const classes = side === 'read' ? [ReadAuthority] : side === 'write' ? [WriteAuthority] : [ReadAuthority, WriteAuthority]
+  for (const Class of classes) {
+    for (const key of Object.keys(methods)) {
+      Object.defineProperty(Class.prototype, key, { value: methods[key], writable: true, enumerable: false, configurable: true })
+    }
   }
 }
 
-class WriteAuthority extends MemoryAuthority {
-  async writeText (segments, text, options) {
-    writeText(this, segments, text, options)
-  }
-
-  writeTextSync (segments, text, options) {
-    writeText(this, segments, text, options)
-  }
-}
+for (const row of OPERATIONS) defineOperation(row)
 
 /**
  * A reader and a writer over one in-memory tree (a deep copy of `tree`), and

@@ -23,16 +23,48 @@ const MAX_DEPTH = MAX_SEGMENTS
 // Longest symlink target the tree accepts, in UTF-8 bytes: what Linux stores (PATH_MAX - 1).
 const MAX_TARGET_BYTES = 4095
 
-function newDirectory () {
-  return { kind: 'directory', entries: new Map() }
+// Every node also carries what stat reports: `mode` (permission bits), `mtimeMs`, and
+// an identity (`id`, never reused within the process) and change count (`gen`) that
+// make its version. The stand-in applies a fixed umask of 0o022 (the common default)
+// where the native authorities apply the process's.
+const UMASK = 0o022
+let nextId = 1
+// Distinguishes this process's versions from another's (versions compare within a host).
+const SALT = require('node:crypto').randomBytes(16).toString('hex')
+
+function meta (node, mode) {
+  node.id = nextId++
+  node.gen = 0
+  node.mode = mode & ~UMASK & 0o777
+  node.mtimeMs = Date.now()
+  return node
+}
+
+/** A change to `node`'s content or metadata: a new version, a new mtime. */
+function touch (node) {
+  node.gen++
+  node.mtimeMs = Date.now()
+}
+
+function hex32 (n) {
+  return n.toString(16).padStart(32, '0')
+}
+
+/** The node's version: 96 lowercase hex digits, like the native authorities'. */
+function versionOf (node) {
+  return SALT + hex32(node.id) + hex32(node.gen)
+}
+
+function newDirectory (mode = 0o777) {
+  return meta({ kind: 'directory', entries: new Map() }, mode)
 }
 
 function fileFromText (text) {
-  return { kind: 'file', bytes: new Uint8Array(Buffer.from(text, 'utf8')), text }
+  return meta({ kind: 'file', bytes: new Uint8Array(Buffer.from(text, 'utf8')), text }, 0o666)
 }
 
 function fileFromBytes (bytes) {
-  return { kind: 'file', bytes: new Uint8Array(bytes), text: undefined }
+  return meta({ kind: 'file', bytes: new Uint8Array(bytes), text: undefined }, 0o666)
 }
 
 function isBytes (value) {
@@ -104,7 +136,7 @@ function parseNode (value, index, ancestors) {
     return parseSymlink(values[0], index)
   }
   if (names.length === 1 && names[0] === 'other' && values[0] === true) {
-    return { kind: 'other' }
+    return meta({ kind: 'other' }, 0o666)
   }
   return parseDirectory(value, index + 1, ancestors)
 }
@@ -114,7 +146,7 @@ function parseSymlink (target, index) {
       Buffer.byteLength(target, 'utf8') > MAX_TARGET_BYTES) {
     throw fail('INVALID_PATH', OPERATION, index)
   }
-  return { kind: 'symlink', target }
+  return meta({ kind: 'symlink', target }, 0o777 | UMASK)
 }
 
 function setOwn (object, key, value) {
@@ -169,7 +201,8 @@ function walkDirectories (root, segments, count, operation, create) {
       node = newDirectory()
       dir.entries.set(segments[i], node)
     } else if (node.kind !== 'directory') {
-      throw fail('UNSAFE_ENTRY', operation, i)
+      // The host codes the native walker reports: ELOOP for a link, ENOTDIR otherwise.
+      throw fail('UNSAFE_ENTRY', operation, i, node.kind === 'symlink' ? 'ELOOP' : 'ENOTDIR')
     }
     dir = node
   }
@@ -202,16 +235,167 @@ function listDirectory (root, segments, operation) {
   return listing
 }
 
-/** `bytes` (already UTF-8) replaces or creates the file; `text` is kept for snapshot(). */
-function writeFile (root, segments, bytes, text, createParents, operation) {
+/** The directory holding segments[last] and the node there (or undefined), or
+ * { missing } when a parent is missing. */
+function locate (root, segments, operation, create) {
+  const last = segments.length - 1
+  const walked = walkDirectories(root, segments, last, operation, create)
+  if (walked.dir === undefined) return walked
+  return { dir: walked.dir, name: segments[last], node: walked.dir.entries.get(segments[last]), last }
+}
+
+/** Replaces or creates the file `segments` with `bytes` (`text`: the string it was
+ * given as, kept for snapshot()), under WriteOptions `o` (checked already). */
+function writeFile (root, segments, bytes, text, o, operation) {
   const last = segments.length - 1
   if (last < 0) throw fail('UNSAFE_ENTRY', operation)
-  const walked = walkDirectories(root, segments, last, operation, createParents)
-  if (walked.dir === undefined) throw fail('HOST_IO', operation, walked.missing, 'ENOENT')
-  const existing = walked.dir.entries.get(segments[last])
+  const found = locate(root, segments, operation, o.createParents)
+  if (found.dir === undefined) throw fail('HOST_IO', operation, found.missing, 'ENOENT')
+  const existing = found.node
+  if (o.ifAbsent && existing !== undefined) throw fail('ENTRY_EXISTS', operation, last, 'EEXIST')
   if (existing !== undefined && existing.kind !== 'file') throw fail('UNSAFE_ENTRY', operation, last)
+  if (o.ifVersion !== undefined && (existing === undefined || versionOf(existing) !== o.ifVersion)) {
+    throw fail('FILE_CHANGED', operation)
+  }
   // One assignment swaps the whole node: old readers' copies and the new content never mix.
-  walked.dir.entries.set(segments[last], { kind: 'file', bytes, text })
+  const node = meta({ kind: 'file', bytes, text }, existing !== undefined ? existing.mode | UMASK : o.mode)
+  if (existing !== undefined) node.mode = existing.mode
+  found.dir.entries.set(found.name, node)
+}
+
+function statInfo (node) {
+  let size = 0
+  if (node.kind === 'file') size = node.bytes.length
+  else if (node.kind === 'symlink') size = Buffer.byteLength(node.target, 'utf8')
+  return { kind: node.kind, size, mtimeMs: node.mtimeMs, mode: node.mode, version: versionOf(node) }
+}
+
+function stat (root, segments, operation) {
+  if (segments.length === 0) return statInfo(root)
+  const found = locate(root, segments, operation, false)
+  if (found.dir === undefined || found.node === undefined) return undefined
+  return statInfo(found.node)
+}
+
+function readVersioned (root, segments, maxBytes, operation) {
+  const last = segments.length - 1
+  if (last < 0) throw fail('UNSAFE_ENTRY', operation)
+  const found = locate(root, segments, operation, false)
+  if (found.dir === undefined || found.node === undefined) return undefined
+  const node = found.node
+  if (node.kind !== 'file') throw fail('UNSAFE_ENTRY', operation, last)
+  if (node.bytes.length > maxBytes) throw fail('OVER_BUDGET', operation)
+  return { bytes: new Uint8Array(node.bytes), version: versionOf(node) }
+}
+
+function readRange (root, segments, offset, length, operation) {
+  const last = segments.length - 1
+  if (last < 0) throw fail('UNSAFE_ENTRY', operation)
+  const found = locate(root, segments, operation, false)
+  if (found.dir === undefined || found.node === undefined) return undefined
+  const node = found.node
+  if (node.kind !== 'file') throw fail('UNSAFE_ENTRY', operation, last)
+  const size = node.bytes.length
+  const start = Math.min(offset, size)
+  const end = Math.min(size, start + length)
+  return { bytes: node.bytes.slice(start, end), size, version: versionOf(node) }
+}
+
+/** Depth-first, code-unit order, a directory before its contents; at most maxEntries
+ * entries (truncated when more exist); descends while depth < maxDepth (-1: no limit)
+ * and while paths stay within MAX_SEGMENTS segments from the root. */
+function walk (root, segments, maxEntries, maxDepth, operation) {
+  const { dir } = walkDirectories(root, segments, segments.length, operation, false)
+  if (dir === undefined) return undefined
+  const limit = Math.max(0, MAX_SEGMENTS - 1 - segments.length)
+  const depthLimit = maxDepth < 0 ? limit : Math.min(maxDepth, limit)
+  const out = []
+  let truncated = false
+  const visit = (node, prefix) => {
+    for (const name of [...node.entries.keys()].sort()) {
+      if (out.length === maxEntries) {
+        truncated = true
+        return
+      }
+      const child = node.entries.get(name)
+      const path = [...prefix, name]
+      out.push({ path, kind: child.kind })
+      if (child.kind === 'directory' && prefix.length < depthLimit) {
+        visit(child, path)
+        if (truncated) return
+      }
+    }
+  }
+  visit(dir, [])
+  Object.defineProperty(out, 'omitted', { value: 0, enumerable: false, writable: false, configurable: false })
+  Object.defineProperty(out, 'truncated', { value: truncated, enumerable: false, writable: false, configurable: false })
+  return out
+}
+
+function remove (root, segments, directory, operation) {
+  const last = segments.length - 1
+  if (last < 0) throw fail('UNSAFE_ENTRY', operation)
+  const found = locate(root, segments, operation, false)
+  if (found.dir === undefined || found.node === undefined) return false
+  const node = found.node
+  if (node.kind === 'directory') {
+    if (!directory) throw fail('UNSAFE_ENTRY', operation, last, 'EISDIR')
+    if (node.entries.size > 0) throw fail('HOST_IO', operation, last, 'ENOTEMPTY')
+  }
+  found.dir.entries.delete(found.name)
+  touch(found.dir)
+  return true
+}
+
+function makeDirectory (root, segments, parents, mode, operation) {
+  const last = segments.length - 1
+  if (last < 0) return false // the root: a directory already there
+  const found = locate(root, segments, operation, parents)
+  if (found.dir === undefined) throw fail('HOST_IO', operation, found.missing, 'ENOENT')
+  const node = found.node
+  if (node !== undefined) {
+    if (node.kind === 'directory') return false
+    if (node.kind === 'symlink') throw fail('UNSAFE_ENTRY', operation, last, 'ELOOP')
+    throw fail('ENTRY_EXISTS', operation, last, 'EEXIST')
+  }
+  found.dir.entries.set(found.name, newDirectory(mode))
+  touch(found.dir)
+  return true
+}
+
+/** Moves from -> to; target-side segment indexes count after the source's. */
+function rename (root, from, to, replace, operation) {
+  if (from.length === 0) throw fail('UNSAFE_ENTRY', operation)
+  if (to.length === 0) throw fail('UNSAFE_ENTRY', operation, from.length)
+  const fromLast = from.length - 1
+  const toLast = from.length + to.length - 1
+  const src = locate(root, from, operation, false)
+  if (src.dir === undefined) throw fail('HOST_IO', operation, src.missing, 'ENOENT')
+  let dst
+  try {
+    dst = locate(root, to, operation, false)
+  } catch (err) {
+    throw fail(err.code, operation, from.length + err.segmentIndex, err.hostCode)
+  }
+  if (dst.dir === undefined) throw fail('HOST_IO', operation, from.length + dst.missing, 'ENOENT')
+  const node = src.node
+  if (node === undefined) throw fail('HOST_IO', operation, fromLast, 'ENOENT')
+  const target = dst.node
+  if (target !== undefined) {
+    if (!replace) throw fail('ENTRY_EXISTS', operation, toLast, 'EEXIST')
+    if (target.kind !== 'file') throw fail('UNSAFE_ENTRY', operation, toLast, target.kind === 'symlink' ? 'ELOOP' : undefined)
+    if (target === node) return
+    if (node.kind === 'directory') throw fail('UNSAFE_ENTRY', operation, toLast, 'ENOTDIR')
+  }
+  // A directory cannot move into itself or below itself (the host's EINVAL).
+  if (node.kind === 'directory' && to.length >= from.length && from.every((s, i) => s === to[i])) {
+    throw fail('HOST_IO', operation, undefined, 'EINVAL')
+  }
+  src.dir.entries.delete(src.name)
+  dst.dir.entries.set(dst.name, node)
+  touch(node)
+  touch(src.dir)
+  if (dst.dir !== src.dir) touch(dst.dir)
 }
 
 module.exports = {
@@ -219,5 +403,12 @@ module.exports = {
   snapshotTree,
   readFile,
   listDirectory,
-  writeFile
+  writeFile,
+  stat,
+  readVersioned,
+  readRange,
+  walk,
+  remove,
+  makeDirectory,
+  rename
 }

@@ -232,4 +232,68 @@ int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
                  const uint8_t *data, size_t len, const aos_fa_write_opts *opts,
                  aos_fa_status *st);
 
+/* ---- the 0.2 operations: one concern per file (posix_stat.c, posix_remove.c,
+ * posix_mkdir.c, posix_rename.c, posix_tree.c). Each resolves its parent from the
+ * retained root like aos_fa_walk and acts relative to that parent descriptor. */
+
+/* What stat reports of one entry, observed without following it. */
+typedef struct {
+  aos_fa_entry_kind kind;
+  uint64_t size;    /* bytes; a symlink: the link's own size */
+  int64_t mtime_ns; /* modification time, nanoseconds since the epoch */
+  uint32_t mode;    /* permission bits only (mode & 0777) */
+  aos_fa_version version;
+} aos_fa_stat_info;
+
+/* Looks at segs[0..count) (count 0: the root) without following it and without
+ * opening it for reading. NOT_FOUND when it or a parent is missing. */
+int aos_fa_stat(const aos_fa_root *root, const char *const *segs, size_t count,
+                aos_fa_stat_info *out, aos_fa_status *st);
+
+/* Removes the entry segs[0..count) as an entry (a link is never followed): a
+ * directory only when `directory` (and empty: HOST_IO ENOTEMPTY), else UNSAFE_ENTRY
+ * (EISDIR). *removed: whether it removed one (false: nothing had that name, or a
+ * parent was missing). count 0: UNSAFE_ENTRY. The parent is flushed. */
+int aos_fa_remove(const aos_fa_root *root, const char *const *segs, size_t count,
+                  bool directory, bool *removed, aos_fa_status *st);
+
+/* Creates the directory segs[0..count) with `mode` (0 ... 0777, less the umask);
+ * `parents`: each missing parent too, one by one, none through a link (else a missing
+ * parent is HOST_IO ENOENT at its index). *created: whether it created the last one
+ * (false: a directory was there; count 0, the root, is one). An existing link:
+ * UNSAFE_ENTRY (ELOOP); any other existing entry: ENTRY_EXISTS (EEXIST). The parent
+ * is flushed. */
+int aos_fa_make_directory(const aos_fa_root *root, const char *const *segs, size_t count,
+                          bool parents, uint32_t mode, bool *created, aos_fa_status *st);
+
+/* Moves the entry from[0..nfrom) to to[0..nto), both parents resolved from the root.
+ * A missing source: HOST_IO ENOENT. An existing target: ENTRY_EXISTS unless
+ * `replace`, which replaces only a regular file (another kind: UNSAFE_ENTRY).
+ * Segment indexes of failures on the target side are offset by nfrom (the target's
+ * segments follow the source's). Both parents are flushed. */
+int aos_fa_rename(const aos_fa_root *root, const char *const *from, size_t nfrom,
+                  const char *const *to, size_t nto, bool replace, aos_fa_status *st);
+
+/* One entry of a bounded walk, in walk order: its name (valid UTF-8), its kind and
+ * its depth (0: a child of the walked directory); an entry's path is the names of the
+ * last entry of each smaller depth before it, then its own. */
+typedef struct {
+  aos_fa_entry *entries;
+  uint32_t *depths;
+  size_t count;
+  size_t omitted;  /* names not valid UTF-8 and directories replaced before entry */
+  bool truncated;  /* more entries existed than max_entries */
+} aos_fa_tree;
+
+/* Walks beneath the directory segs[0..count), depth-first, each directory's entries
+ * in code-unit order, a directory before its contents, never following a link and
+ * never descending by path (each child directory is opened from its parent's
+ * descriptor with O_NOFOLLOW | O_DIRECTORY). At most max_entries entries; descends
+ * while depth < max_depth, and never deeper than a path of AOS_FA_MAX_SEGMENTS
+ * segments from the root. NOT_FOUND / UNSAFE_ENTRY as aos_fa_list. */
+int aos_fa_tree_walk(const aos_fa_root *root, const char *const *segs, size_t count,
+                     uint64_t max_entries, uint64_t max_depth, aos_fa_tree *out,
+                     aos_fa_status *st);
+void aos_fa_tree_free(aos_fa_tree *tree);
+
 #endif

@@ -36,6 +36,7 @@ typedef struct {
   bool tearing_down; /* set by the cleanup hook: no more calls into JavaScript */
   bool openat2;      /* this kernel has openat2 with the needed resolve flags */
   aos_fa_resolver resolver; /* for authorities opened from now on */
+  void *bound; /* the callback data of the operation rows' functions (aos_fa_napi_init) */
 } aos_fa__env;
 
 typedef struct {
@@ -47,7 +48,10 @@ typedef struct {
 } aos_fa__handle;
 
 static void aos_fa__env_unref(aos_fa__env *e) {
-  if (--e->refs == 0) free(e);
+  if (--e->refs == 0) {
+    free(e->bound);
+    free(e);
+  }
 }
 
 static void aos_fa__env_cleanup(void *arg) {
@@ -139,14 +143,19 @@ static aos_fa__handle *aos_fa__open_handle_arg(napi_env env, napi_value value) {
   return h;
 }
 
-/* Segments: one allocation holding the pointer array and the NUL-terminated UTF-8
- * strings. Throws INVALID_PATH for anything but an array of at most 255 strings. */
+/* Segments: one allocation holding the pointer array and a fixed slot of
+ * AOS_FA__SEG_SLOT bytes per segment, each copied with one napi call (no length query
+ * first): a segment that fills its slot is longer than AOS_FA_MAX_SEGMENT_BYTES.
+ * Throws INVALID_PATH (naming the index) for anything but an array of at most 255
+ * strings of at most that many bytes; `base` offsets the index (rename's target). */
+#define AOS_FA__SEG_SLOT (AOS_FA_MAX_SEGMENT_BYTES + 2)
+
 typedef struct {
   char **v;
   size_t n;
 } aos_fa__segs;
 
-static bool aos_fa__get_segments(napi_env env, napi_value arr, aos_fa__segs *out) {
+static bool aos_fa__get_segments(napi_env env, napi_value arr, aos_fa__segs *out, int base) {
   out->v = NULL;
   out->n = 0;
   bool is_array = false;
@@ -157,39 +166,29 @@ static bool aos_fa__get_segments(napi_env env, napi_value arr, aos_fa__segs *out
     aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
     return false;
   }
-  napi_value items[AOS_FA_MAX_SEGMENTS];
-  size_t lens[AOS_FA_MAX_SEGMENTS];
-  size_t total = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    napi_valuetype t;
-    AOS_CALL(env, napi_get_element(env, arr, i, &items[i]), false);
-    AOS_CALL(env, napi_typeof(env, items[i], &t), false);
-    if (t != napi_string) {
-      aos_fa__throw(env, aos_napi_raw_error(env, "INVALID_PATH", 0, (int)i));
-      return false;
-    }
-    AOS_CALL(env, napi_get_value_string_utf8(env, items[i], NULL, 0, &lens[i]), false);
-    if (lens[i] > AOS_FA_MAX_SEGMENT_BYTES) {
-      aos_fa__throw(env, aos_napi_raw_error(env, "INVALID_PATH", 0, (int)i));
-      return false;
-    }
-    total += lens[i] + 1;
-  }
-  char **v = malloc(sizeof(char *) * (n ? n : 1) + total + 1);
+  size_t slots = n ? n : 1;
+  char **v = malloc(sizeof(char *) * slots + (size_t)n * AOS_FA__SEG_SLOT);
   if (v == NULL) {
     aos_fa__throw(env, aos_napi_raw_error(env, "HOST_IO", ENOMEM, -1));
     return false;
   }
-  char *p = (char *)(v + (n ? n : 1));
-  for (uint32_t i = 0; i < n; i++) {
+  char *p = (char *)(v + slots);
+  for (uint32_t i = 0; i < n; i++, p += AOS_FA__SEG_SLOT) {
+    napi_value item;
     size_t got = 0;
-    if (napi_get_value_string_utf8(env, items[i], p, lens[i] + 1, &got) != napi_ok) {
+    napi_status s = napi_get_element(env, arr, i, &item);
+    if (s == napi_ok) s = napi_get_value_string_utf8(env, item, p, AOS_FA__SEG_SLOT, &got);
+    if (s == napi_string_expected || (s == napi_ok && got > AOS_FA_MAX_SEGMENT_BYTES)) {
+      free(v);
+      aos_fa__throw(env, aos_napi_raw_error(env, "INVALID_PATH", 0, base + (int)i));
+      return false;
+    }
+    if (s != napi_ok) {
       free(v);
       aos_napi_throw_last(env);
       return false;
     }
     v[i] = p;
-    p += lens[i] + 1;
   }
   out->v = v;
   out->n = n;
@@ -283,143 +282,47 @@ static napi_value aos_fa__new_handle(napi_env env, int fd, aos_fa_resolver resol
   return obj;
 }
 
-/* ---------------------------------------------------------------- operations */
+/* ---------------------------------------------------------------- operations
+ *
+ * Every operation is one row of aos_fa__rows: its name on the binding object, its
+ * argument count (the handle first, the async flag last), whether it needs a writer,
+ * whether NOT_FOUND resolves undefined, and three functions: decode (the arguments
+ * between the segments and the async flag, into the op), run (the core call, on the
+ * worker thread when async) and result (the op's JavaScript value). One entry point,
+ * aos_fa__dispatch, serves every row in both forms; the async form goes through the
+ * one completion, aos_fa__complete. Adding an operation is a core function and a row. */
 
-typedef enum { AOS_FA__OP_OPEN, AOS_FA__OP_READ, AOS_FA__OP_LIST, AOS_FA__OP_WRITE } aos_fa__op_kind;
+typedef struct aos_fa__op aos_fa__op;
 
 typedef struct {
-  aos_fa__op_kind kind;
-  /* inputs */
-  aos_fa__handle *h;       /* READ/LIST/WRITE: the authority; OPEN: sameRootAs or NULL */
-  char *path;              /* OPEN */
-  aos_fa_resolver resolver; /* OPEN */
-  bool writable;            /* OPEN */
-  aos_fa__segs segs;
-  uint64_t max_bytes;
-  const uint8_t *bytes;
-  size_t nbytes;
-  bool create_parents;
-  /* outputs */
-  int rc;
-  aos_fa_status st;
-  int fd;
-  uint8_t *data;
-  size_t len;
-  aos_fa_listing listing;
-  /* async only */
-  aos_fa__env *envst;
-  napi_async_work work;
-  napi_deferred deferred;
-  napi_ref handle_ref; /* keeps the authority's handle object alive while queued */
-  napi_ref bytes_ref;  /* keeps the bytes to write alive while queued */
-} aos_fa__op;
+  const char *name;
+  size_t argc;          /* handle, segments, ..., async */
+  bool writer;          /* only a WriteAuthority's handle */
+  bool absent_undefined; /* NOT_FOUND resolves undefined */
+  bool (*decode)(napi_env env, napi_value *argv, aos_fa__op *op);
+  void (*run)(aos_fa__op *op);
+  napi_value (*result)(napi_env env, aos_fa__op *op);
+} aos_fa__row;
 
-static void aos_fa__op_run(aos_fa__op *op) {
-  switch (op->kind) {
-    case AOS_FA__OP_OPEN: {
-      op->fd = -1;
-      op->rc = aos_fa_root_open(op->path, &op->fd, &op->st);
-      if (op->rc != 0 || op->h == NULL) return;
-      /* sameRootAs: the retained root must still exist and be this very directory. */
-      bool same = false;
-      op->rc = aos_fa_root_check(op->h->root.fd, &op->st);
-      if (op->rc == 0) op->rc = aos_fa_root_same(op->h->root.fd, op->fd, &same, &op->st);
-      if (op->rc == 0 && !same) op->rc = aos_fa_fail(&op->st, AOS_FA_ROOT_CHANGED, 0, -1);
-      if (op->rc != 0) {
-        aos_fa_root_close(op->fd);
-        op->fd = -1;
-      }
-      return;
-    }
-    case AOS_FA__OP_READ:
-      op->rc = aos_fa_read(&op->h->root, (const char *const *)op->segs.v, op->segs.n,
-                           op->max_bytes, &op->data, &op->len, NULL, &op->st);
-      return;
-    case AOS_FA__OP_LIST:
-      op->rc = aos_fa_list(&op->h->root, (const char *const *)op->segs.v, op->segs.n,
-                           &op->listing, &op->st);
-      /* Sorted here, off the JavaScript thread for list(). */
-      if (op->rc == 0) aos_fa_listing_sort(&op->listing);
-      return;
-    case AOS_FA__OP_WRITE: {
-      aos_fa_write_opts wo;
-      aos_fa_write_opts_init(&wo);
-      wo.create_parents = op->create_parents;
-      op->rc = aos_fa_write(&op->h->root, (const char *const *)op->segs.v, op->segs.n,
-                            op->bytes, op->nbytes, &wo, &op->st);
-      return;
-    }
-  }
-}
-
-/* The operation's JS result: a value, or NULL with *err set to the error to throw or
- * reject with (or NULL with an exception pending when Node-API itself failed). */
-static napi_value aos_fa__op_result(napi_env env, aos_fa__op *op, napi_value *err) {
-  *err = NULL;
-  if (op->rc != 0) {
-    if (op->st.kind == AOS_FA_NOT_FOUND &&
-        (op->kind == AOS_FA__OP_READ || op->kind == AOS_FA__OP_LIST)) {
-      return aos_fa__undefined(env);
-    }
-    *err = aos_fa__status_error(env, &op->st);
-    return NULL;
-  }
-  switch (op->kind) {
-    case AOS_FA__OP_OPEN: {
-      int fd = op->fd;
-      op->fd = -1;
-      return aos_fa__new_handle(env, fd, op->resolver, op->writable);
-    }
-    case AOS_FA__OP_READ: {
-      uint8_t *data = op->data;
-      op->data = NULL;
-      return aos_fa__make_buffer(env, data, op->len);
-    }
-    case AOS_FA__OP_LIST: return aos_fa__make_listing(env, &op->listing);
-    case AOS_FA__OP_WRITE: return aos_fa__undefined(env);
-  }
-  return NULL;
-}
-
-static void aos_fa__op_free(aos_fa__op *op) {
-  free(op->path);
-  free(op->segs.v);
-  free(op->data);
-  aos_fa_listing_free(&op->listing);
-  if (op->fd >= 0) aos_fa_root_close(op->fd);
-  free(op);
-}
-
-static aos_fa__op *aos_fa__op_new(napi_env env, aos_fa__op_kind kind) {
-  aos_fa__op *op = calloc(1, sizeof *op);
-  if (op == NULL) {
-    aos_fa__throw(env, aos_napi_raw_error(env, "HOST_IO", ENOMEM, -1));
-    return NULL;
-  }
-  op->kind = kind;
-  op->fd = -1;
-  aos_fa_status_ok(&op->st);
-  return op;
-}
-
-/* readBytesSync's destination. Up to AOS_FA__SYNC_AB_MAX bytes: a JavaScript
- * ArrayBuffer of the file's size, which the core reads into directly (no external
- * buffer or finalizer per read, the cost that dominated small reads). Larger files:
- * malloc'ed and handed over as an external buffer, as the async path does, so that a
- * large allocation that fails is HOST_IO ENOMEM, as before (V8 aborts the process
- * when it cannot allocate an ArrayBuffer's memory), and is not zero-filled first. */
+/* A read's destination. Sync reads of up to AOS_FA__SYNC_AB_MAX bytes go straight
+ * into a JavaScript ArrayBuffer of the file's size (no external buffer or finalizer
+ * per read, the cost that dominated small reads). Larger sync reads, and every async
+ * read (whose worker thread cannot create JavaScript values), go into a malloc'ed
+ * buffer handed over as an external buffer: not zero-filled, and an allocation that
+ * fails is HOST_IO ENOMEM (V8 aborts the process when it cannot allocate an
+ * ArrayBuffer's memory). */
 #define AOS_FA__SYNC_AB_MAX ((size_t)64 * 1024)
 
 typedef struct {
-  napi_env env;
+  napi_env env;  /* set for a sync read: small results may be ArrayBuffers */
   napi_value ab; /* the ArrayBuffer, or NULL */
   uint8_t *heap; /* the malloc'ed buffer, or NULL */
-} aos_fa__sync_dest;
+} aos_fa__dest;
 
-static uint8_t *aos_fa__sync_alloc(void *ctx, size_t size) {
-  aos_fa__sync_dest *d = ctx;
-  if (size > AOS_FA__SYNC_AB_MAX) {
-    d->heap = malloc(size);
+static uint8_t *aos_fa__dest_alloc(void *ctx, size_t size) {
+  aos_fa__dest *d = ctx;
+  if (d->env == NULL || size > AOS_FA__SYNC_AB_MAX) {
+    d->heap = malloc(size > 0 ? size : 1);
     return d->heap;
   }
   void *dest = NULL;
@@ -432,35 +335,369 @@ static uint8_t *aos_fa__sync_alloc(void *ctx, size_t size) {
   return dest;
 }
 
-/* The sync read: runs the core on this thread into that destination. Frees op. */
-static napi_value aos_fa__read_sync(napi_env env, aos_fa__op *op) {
-  aos_fa__sync_dest dest = {env, NULL, NULL};
+struct aos_fa__op {
+  const aos_fa__row *row;
+  /* inputs */
+  aos_fa__handle *h;        /* the authority; open: sameRootAs or NULL */
+  char *path;               /* open */
+  aos_fa_resolver resolver; /* open */
+  bool writable;            /* open */
+  aos_fa__segs segs;
+  aos_fa__segs segs2;       /* rename's target */
+  uint64_t a, b;            /* maxBytes / offset, length / maxEntries, maxDepth */
+  bool flag;                /* read: versioned; remove: directory; mkdir: parents; rename: replace */
+  aos_fa_write_opts wo;
+  uint32_t mode;
+  char if_version[AOS_FA_VERSION_CHARS + 1];
+  const uint8_t *bytes;
+  size_t nbytes;
+  /* outputs */
+  int rc;
+  aos_fa_status st;
+  int fd;
+  aos_fa__dest dest;
+  size_t len;
+  uint64_t size;
+  aos_fa_version version;
+  aos_fa_listing listing;
+  aos_fa_tree tree;
+  aos_fa_stat_info info;
+  bool done; /* remove: removed; mkdir: created */
+  /* async only */
+  aos_fa__env *envst;
+  napi_async_work work;
+  napi_deferred deferred;
+  napi_ref handle_ref; /* keeps the authority's handle object alive while queued */
+  napi_ref bytes_ref;  /* keeps the bytes to write alive while queued */
+};
+
+#define AOS_FA__SEGS(op) ((const char *const *)(op)->segs.v), (op)->segs.n
+
+static void aos_fa__op_free(aos_fa__op *op) {
+  free(op->path);
+  free(op->segs.v);
+  free(op->segs2.v);
+  free(op->dest.heap);
+  aos_fa_listing_free(&op->listing);
+  aos_fa_tree_free(&op->tree);
+  if (op->fd >= 0) aos_fa_root_close(op->fd);
+  free(op);
+}
+
+/* ---- argument decoding helpers (each throws INVALID_PATH on a wrong type) */
+
+static bool aos_fa__arg_bool(napi_env env, napi_value v, bool *out) {
+  if (napi_get_value_bool(env, v, out) == napi_ok) return true;
+  aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
+  return false;
+}
+
+/* A number the JS layer checked to be a safe integer >= 0 (-1 in JS: unlimited). */
+static bool aos_fa__arg_u64(napi_env env, napi_value v, uint64_t *out) {
+  double d = -1;
+  if (napi_get_value_double(env, v, &d) != napi_ok || !(d >= -1) || d > 9007199254740991.0) {
+    aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
+    return false;
+  }
+  *out = d < 0 ? UINT64_MAX : (uint64_t)d;
+  return true;
+}
+
+/* ---- rows */
+
+static napi_value aos_fa__result_undefined(napi_env env, aos_fa__op *op) {
+  (void)op;
+  return aos_fa__undefined(env);
+}
+
+static napi_value aos_fa__result_done(napi_env env, aos_fa__op *op) {
+  napi_value out;
+  AOS_CALL(env, napi_get_boolean(env, op->done, &out), NULL);
+  return out;
+}
+
+static napi_value aos_fa__version_value(napi_env env, const aos_fa_version *v) {
+  char s[AOS_FA_VERSION_CHARS + 1];
+  aos_fa_version_string(v, s);
+  napi_value out;
+  AOS_CALL(env, napi_create_string_latin1(env, s, AOS_FA_VERSION_CHARS, &out), NULL);
+  return out;
+}
+
+/* The bytes a read produced, as a Uint8Array covering its whole buffer. */
+static napi_value aos_fa__bytes_value(napi_env env, aos_fa__op *op) {
+  if (op->dest.ab != NULL) {
+    napi_value arr = NULL;
+    AOS_CALL(env, napi_create_typedarray(env, napi_uint8_array, op->len, op->dest.ab, 0, &arr), NULL);
+    return arr;
+  }
+  uint8_t *data = op->dest.heap;
+  op->dest.heap = NULL;
+  if (data == NULL) data = malloc(1); /* alloc was not needed (an empty range) */
+  if (data == NULL) return aos_fa__throw(env, aos_napi_raw_error(env, "HOST_IO", ENOMEM, -1));
+  return aos_fa__make_buffer(env, data, op->len);
+}
+
+/* open(root, sameRootAs | undefined, writable, async): decoded by aos_fa__open. */
+static void aos_fa__run_open(aos_fa__op *op) {
+  op->fd = -1;
+  op->rc = aos_fa_root_open(op->path, &op->fd, &op->st);
+  if (op->rc != 0 || op->h == NULL) return;
+  /* sameRootAs: the retained root must still exist and be this very directory. */
+  bool same = false;
+  op->rc = aos_fa_root_check(op->h->root.fd, &op->st);
+  if (op->rc == 0) op->rc = aos_fa_root_same(op->h->root.fd, op->fd, &same, &op->st);
+  if (op->rc == 0 && !same) op->rc = aos_fa_fail(&op->st, AOS_FA_ROOT_CHANGED, 0, -1);
+  if (op->rc != 0) {
+    aos_fa_root_close(op->fd);
+    op->fd = -1;
+  }
+}
+
+static napi_value aos_fa__result_open(napi_env env, aos_fa__op *op) {
+  int fd = op->fd;
+  op->fd = -1;
+  return aos_fa__new_handle(env, fd, op->resolver, op->writable);
+}
+
+static const aos_fa__row aos_fa__open_row = {"open", 4, false, false, NULL, aos_fa__run_open,
+                                             aos_fa__result_open};
+
+/* read(h, segs, maxBytes, versioned, async) -> bytes | [bytes, version] */
+static bool aos_fa__decode_read(napi_env env, napi_value *argv, aos_fa__op *op) {
+  return aos_fa__arg_u64(env, argv[2], &op->a) && aos_fa__arg_bool(env, argv[3], &op->flag);
+}
+
+static void aos_fa__run_read(aos_fa__op *op) {
   uint8_t *data = NULL;
-  size_t len = 0;
-  int rc = aos_fa_read_into(&op->h->root, (const char *const *)op->segs.v, op->segs.n,
-                            op->max_bytes, aos_fa__sync_alloc, &dest, &data, &len, NULL,
-                            &op->st);
-  aos_fa_status st = op->st;
-  int last = (int)op->segs.n - 1;
-  aos_fa__op_free(op);
-  if (rc == 0 && dest.heap == NULL && dest.ab == NULL) {
-    /* An empty file whose ArrayBuffer could not be made (the core needs no bytes). */
-    rc = aos_fa_fail(&st, AOS_FA_HOST_IO, ENOMEM, last);
-  }
-  if (rc != 0) {
-    free(dest.heap);
-    if (st.kind == AOS_FA_NOT_FOUND) return aos_fa__undefined(env);
-    return aos_fa__throw(env, aos_fa__status_error(env, &st));
-  }
-  if (dest.heap != NULL) return aos_fa__make_buffer(env, dest.heap, len);
-  napi_value arr = NULL;
-  AOS_CALL(env, napi_create_typedarray(env, napi_uint8_array, len, dest.ab, 0, &arr), NULL);
+  op->rc = aos_fa_read_into(&op->h->root, AOS_FA__SEGS(op), op->a, aos_fa__dest_alloc,
+                            &op->dest, &data, &op->len, &op->version, &op->st);
+  (void)data; /* op->dest holds it */
+}
+
+static napi_value aos_fa__result_read(napi_env env, aos_fa__op *op) {
+  napi_value bytes = aos_fa__bytes_value(env, op);
+  if (bytes == NULL || !op->flag) return bytes;
+  napi_value out[2] = {bytes, aos_fa__version_value(env, &op->version)}, arr;
+  if (out[1] == NULL) return NULL;
+  AOS_CALL(env, napi_create_array_with_length(env, 2, &arr), NULL);
+  AOS_CALL(env, napi_set_element(env, arr, 0, out[0]), NULL);
+  AOS_CALL(env, napi_set_element(env, arr, 1, out[1]), NULL);
   return arr;
+}
+
+/* readRange(h, segs, offset, length, async) -> [bytes, size, version] */
+static bool aos_fa__decode_range(napi_env env, napi_value *argv, aos_fa__op *op) {
+  return aos_fa__arg_u64(env, argv[2], &op->a) && aos_fa__arg_u64(env, argv[3], &op->b);
+}
+
+static void aos_fa__run_range(aos_fa__op *op) {
+  uint8_t *data = NULL;
+  op->rc = aos_fa_read_range(&op->h->root, AOS_FA__SEGS(op), op->a, op->b, aos_fa__dest_alloc,
+                             &op->dest, &data, &op->len, &op->size, &op->version, &op->st);
+  (void)data; /* op->dest holds it */
+}
+
+static napi_value aos_fa__result_range(napi_env env, aos_fa__op *op) {
+  napi_value v[3], arr;
+  v[0] = aos_fa__bytes_value(env, op);
+  if (v[0] == NULL) return NULL;
+  AOS_CALL(env, napi_create_double(env, (double)op->size, &v[1]), NULL);
+  v[2] = aos_fa__version_value(env, &op->version);
+  if (v[2] == NULL) return NULL;
+  AOS_CALL(env, napi_create_array_with_length(env, 3, &arr), NULL);
+  for (uint32_t i = 0; i < 3; i++) AOS_CALL(env, napi_set_element(env, arr, i, v[i]), NULL);
+  return arr;
+}
+
+/* list(h, segs, async) -> [names, kinds, omitted] */
+static void aos_fa__run_list(aos_fa__op *op) {
+  op->rc = aos_fa_list(&op->h->root, AOS_FA__SEGS(op), &op->listing, &op->st);
+  /* Sorted here, off the JavaScript thread for list(). */
+  if (op->rc == 0) aos_fa_listing_sort(&op->listing);
+}
+
+static napi_value aos_fa__result_list(napi_env env, aos_fa__op *op) {
+  return aos_fa__make_listing(env, &op->listing);
+}
+
+/* stat(h, segs, async) -> [kind, size, mtimeMs, mode, version] */
+static void aos_fa__run_stat(aos_fa__op *op) {
+  op->rc = aos_fa_stat(&op->h->root, AOS_FA__SEGS(op), &op->info, &op->st);
+}
+
+static napi_value aos_fa__result_stat(napi_env env, aos_fa__op *op) {
+  napi_value v[5], arr;
+  AOS_CALL(env, napi_create_uint32(env, (uint32_t)op->info.kind, &v[0]), NULL);
+  AOS_CALL(env, napi_create_double(env, (double)op->info.size, &v[1]), NULL);
+  AOS_CALL(env, napi_create_double(env, (double)op->info.mtime_ns / 1e6, &v[2]), NULL);
+  AOS_CALL(env, napi_create_uint32(env, op->info.mode, &v[3]), NULL);
+  v[4] = aos_fa__version_value(env, &op->info.version);
+  if (v[4] == NULL) return NULL;
+  AOS_CALL(env, napi_create_array_with_length(env, 5, &arr), NULL);
+  for (uint32_t i = 0; i < 5; i++) AOS_CALL(env, napi_set_element(env, arr, i, v[i]), NULL);
+  return arr;
+}
+
+/* walk(h, segs, maxEntries, maxDepth (-1: unlimited), async)
+ *   -> [names, kinds (Uint8Array), depths (Uint32Array), omitted, truncated] */
+static bool aos_fa__decode_walk(napi_env env, napi_value *argv, aos_fa__op *op) {
+  return aos_fa__arg_u64(env, argv[2], &op->a) && aos_fa__arg_u64(env, argv[3], &op->b);
+}
+
+static void aos_fa__run_walk(aos_fa__op *op) {
+  op->rc = aos_fa_tree_walk(&op->h->root, AOS_FA__SEGS(op), op->a, op->b, &op->tree, &op->st);
+}
+
+static napi_value aos_fa__result_walk(napi_env env, aos_fa__op *op) {
+  aos_fa_tree *t = &op->tree;
+  napi_value v[5], kinds_ab, depths_ab, arr;
+  void *kinds = NULL, *depths = NULL;
+  napi_status s = napi_create_array_with_length(env, t->count, &v[0]);
+  if (s == napi_ok) s = napi_create_arraybuffer(env, t->count, &kinds, &kinds_ab);
+  if (s == napi_ok) s = napi_create_typedarray(env, napi_uint8_array, t->count, kinds_ab, 0, &v[1]);
+  if (s == napi_ok) s = napi_create_arraybuffer(env, t->count * sizeof(uint32_t), &depths, &depths_ab);
+  if (s == napi_ok) s = napi_create_typedarray(env, napi_uint32_array, t->count, depths_ab, 0, &v[2]);
+  for (size_t i = 0; s == napi_ok && i < t->count; i++) {
+    napi_value name;
+    s = napi_create_string_utf8(env, t->entries[i].name, t->entries[i].len, &name);
+    if (s == napi_ok) s = napi_set_element(env, v[0], (uint32_t)i, name);
+    if (s == napi_ok) ((uint8_t *)kinds)[i] = (uint8_t)t->entries[i].kind;
+    if (s == napi_ok) ((uint32_t *)depths)[i] = t->depths[i];
+  }
+  if (s == napi_ok) s = napi_create_double(env, (double)t->omitted, &v[3]);
+  if (s == napi_ok) s = napi_get_boolean(env, t->truncated, &v[4]);
+  if (s == napi_ok) s = napi_create_array_with_length(env, 5, &arr);
+  for (uint32_t i = 0; s == napi_ok && i < 5; i++) s = napi_set_element(env, arr, i, v[i]);
+  AOS_CALL(env, s, NULL);
+  return arr;
+}
+
+/* write(h, segs, bytes, flags (1 createParents, 2 utf8, 4 ifAbsent), mode,
+ *       ifVersion | undefined, async) */
+#define AOS_FA__W_PARENTS 1u
+#define AOS_FA__W_UTF8 2u
+#define AOS_FA__W_ABSENT 4u
+
+static bool aos_fa__decode_write(napi_env env, napi_value *argv, aos_fa__op *op) {
+  bool is_typed = false;
+  AOS_CALL(env, napi_is_typedarray(env, argv[2], &is_typed), false);
+  napi_typedarray_type tt = napi_int8_array;
+  size_t n = 0, offset = 0;
+  void *bytes = NULL;
+  napi_value ab;
+  if (is_typed) AOS_CALL(env, napi_get_typedarray_info(env, argv[2], &tt, &n, &bytes, &ab, &offset), false);
+  uint32_t flags = 0, mode = 0;
+  if (!is_typed || tt != napi_uint8_array || napi_get_value_uint32(env, argv[3], &flags) != napi_ok ||
+      napi_get_value_uint32(env, argv[4], &mode) != napi_ok || mode > 0777) {
+    aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
+    return false;
+  }
+  op->bytes = bytes;
+  op->nbytes = n;
+  aos_fa_write_opts_init(&op->wo);
+  op->wo.create_parents = (flags & AOS_FA__W_PARENTS) != 0;
+  op->wo.utf8 = (flags & AOS_FA__W_UTF8) != 0;
+  op->wo.if_absent = (flags & AOS_FA__W_ABSENT) != 0;
+  op->wo.mode = mode;
+  napi_valuetype t;
+  AOS_CALL(env, napi_typeof(env, argv[5], &t), false);
+  if (t != napi_undefined) {
+    size_t got = 0;
+    if (napi_get_value_string_latin1(env, argv[5], op->if_version, sizeof op->if_version, &got) != napi_ok ||
+        !aos_fa_version_string_valid(op->if_version, got) || op->wo.if_absent) {
+      aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
+      return false;
+    }
+    op->wo.if_version = op->if_version;
+  }
+  return true;
+}
+
+static void aos_fa__run_write(aos_fa__op *op) {
+  op->rc = aos_fa_write(&op->h->root, AOS_FA__SEGS(op), op->bytes, op->nbytes, &op->wo, &op->st);
+}
+
+/* remove(h, segs, directory, async) -> boolean */
+static bool aos_fa__decode_flag(napi_env env, napi_value *argv, aos_fa__op *op) {
+  return aos_fa__arg_bool(env, argv[2], &op->flag);
+}
+
+static void aos_fa__run_remove(aos_fa__op *op) {
+  op->rc = aos_fa_remove(&op->h->root, AOS_FA__SEGS(op), op->flag, &op->done, &op->st);
+}
+
+/* mkdir(h, segs, parents, mode, async) -> boolean */
+static bool aos_fa__decode_mkdir(napi_env env, napi_value *argv, aos_fa__op *op) {
+  if (!aos_fa__arg_bool(env, argv[2], &op->flag)) return false;
+  if (napi_get_value_uint32(env, argv[3], &op->mode) != napi_ok || op->mode > 0777) {
+    aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
+    return false;
+  }
+  return true;
+}
+
+static void aos_fa__run_mkdir(aos_fa__op *op) {
+  op->rc = aos_fa_make_directory(&op->h->root, AOS_FA__SEGS(op), op->flag, op->mode, &op->done,
+                                 &op->st);
+}
+
+/* rename(h, from, to, replace, async) */
+static bool aos_fa__decode_rename(napi_env env, napi_value *argv, aos_fa__op *op) {
+  return aos_fa__get_segments(env, argv[2], &op->segs2, (int)op->segs.n) &&
+         aos_fa__arg_bool(env, argv[3], &op->flag);
+}
+
+static void aos_fa__run_rename(aos_fa__op *op) {
+  op->rc = aos_fa_rename(&op->h->root, AOS_FA__SEGS(op), (const char *const *)op->segs2.v,
+                         op->segs2.n, op->flag, &op->st);
+}
+
+static const aos_fa__row aos_fa__rows[] = {
+    /* name      argc writer absent->undefined decode run result */
+    {"read", 5, false, true, aos_fa__decode_read, aos_fa__run_read, aos_fa__result_read},
+    {"readRange", 5, false, true, aos_fa__decode_range, aos_fa__run_range, aos_fa__result_range},
+    {"list", 3, false, true, NULL, aos_fa__run_list, aos_fa__result_list},
+    {"stat", 3, false, true, NULL, aos_fa__run_stat, aos_fa__result_stat},
+    {"walk", 5, false, true, aos_fa__decode_walk, aos_fa__run_walk, aos_fa__result_walk},
+    {"write", 7, true, false, aos_fa__decode_write, aos_fa__run_write, aos_fa__result_undefined},
+    {"remove", 4, true, false, aos_fa__decode_flag, aos_fa__run_remove, aos_fa__result_done},
+    {"mkdir", 5, true, false, aos_fa__decode_mkdir, aos_fa__run_mkdir, aos_fa__result_done},
+    {"rename", 5, true, false, aos_fa__decode_rename, aos_fa__run_rename, aos_fa__result_undefined},
+};
+#define AOS_FA__ROW_COUNT (sizeof aos_fa__rows / sizeof aos_fa__rows[0])
+#define AOS_FA__MAX_ARGC 7
+
+/* ---- running: one result builder, one sync path, one completion */
+
+/* The operation's JS result: a value, or NULL with *err set to the error to throw or
+ * reject with (or NULL with an exception pending when Node-API itself failed). */
+static napi_value aos_fa__op_result(napi_env env, aos_fa__op *op, napi_value *err) {
+  *err = NULL;
+  if (op->rc != 0) {
+    if (op->st.kind == AOS_FA_NOT_FOUND && op->row->absent_undefined) return aos_fa__undefined(env);
+    *err = aos_fa__status_error(env, &op->st);
+    return NULL;
+  }
+  return op->row->result(env, op);
+}
+
+static aos_fa__op *aos_fa__op_new(napi_env env, const aos_fa__row *row) {
+  aos_fa__op *op = calloc(1, sizeof *op);
+  if (op == NULL) {
+    aos_fa__throw(env, aos_napi_raw_error(env, "HOST_IO", ENOMEM, -1));
+    return NULL;
+  }
+  op->row = row;
+  op->fd = -1;
+  aos_fa_status_ok(&op->st);
+  return op;
 }
 
 /* Runs `op` now (sync entry points) and returns its result or throws. Frees op. */
 static napi_value aos_fa__run_sync(napi_env env, aos_fa__op *op) {
-  aos_fa__op_run(op);
+  op->dest.env = env;
+  op->row->run(op);
   napi_value err = NULL;
   napi_value result = aos_fa__op_result(env, op, &err);
   aos_fa__op_free(op);
@@ -470,7 +707,8 @@ static napi_value aos_fa__run_sync(napi_env env, aos_fa__op *op) {
 
 static void aos_fa__execute(napi_env env, void *data) {
   (void)env;
-  aos_fa__op_run(data);
+  aos_fa__op *op = data;
+  op->row->run(op);
 }
 
 /* The one completion for every async operation. */
@@ -518,7 +756,8 @@ static napi_value aos_fa__queue(napi_env env, aos_fa__env *envst, aos_fa__op *op
   if (s == napi_ok && handle_obj != NULL) s = napi_create_reference(env, handle_obj, 1, &op->handle_ref);
   if (s == napi_ok && bytes_obj != NULL) s = napi_create_reference(env, bytes_obj, 1, &op->bytes_ref);
   if (s == napi_ok) {
-    s = napi_create_async_work(env, NULL, name, aos_fa__execute, aos_fa__complete, op, &op->work);
+    s = napi_create_async_work(env, NULL, name, aos_fa__execute, aos_fa__complete, op,
+                               &op->work);
   }
   if (s == napi_ok) s = napi_queue_async_work(env, op->work);
   if (s != napi_ok) {
@@ -537,6 +776,38 @@ static napi_value aos_fa__queue(napi_env env, aos_fa__env *envst, aos_fa__op *op
 }
 
 /* ------------------------------------------------------------- entry points */
+
+/* What a row's binding function gets as its callback data. */
+typedef struct {
+  aos_fa__env *envst;
+  const aos_fa__row *row;
+} aos_fa__bound;
+
+/* The one entry point of every row: fn(handle, segments, ...row arguments, async). */
+static napi_value aos_fa__dispatch(napi_env env, napi_callback_info info) {
+  size_t argc = AOS_FA__MAX_ARGC;
+  napi_value argv[AOS_FA__MAX_ARGC];
+  void *cbdata = NULL;
+  AOS_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, &cbdata), NULL);
+  const aos_fa__bound *bound = cbdata;
+  const aos_fa__row *row = bound->row;
+  if (argc < row->argc) return aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
+  aos_fa__handle *h = aos_fa__open_handle_arg(env, argv[0]);
+  if (h == NULL) return NULL;
+  if (row->writer && !h->writable) return aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
+  bool async = false;
+  if (!aos_fa__arg_bool(env, argv[row->argc - 1], &async)) return NULL;
+  aos_fa__op *op = aos_fa__op_new(env, row);
+  if (op == NULL) return NULL;
+  if (!aos_fa__get_segments(env, argv[1], &op->segs, 0) ||
+      (row->decode != NULL && !row->decode(env, argv, op))) {
+    aos_fa__op_free(op);
+    return NULL;
+  }
+  op->h = h;
+  if (!async) return aos_fa__run_sync(env, op);
+  return aos_fa__queue(env, bound->envst, op, argv[0], op->bytes != NULL ? argv[2] : NULL);
+}
 
 #define AOS_FA__ARGS(n)                                                              \
   size_t argc = (n);                                                                 \
@@ -573,7 +844,7 @@ static napi_value aos_fa__open(napi_env env, napi_callback_info info) {
     free(path);
     return aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
   }
-  aos_fa__op *op = aos_fa__op_new(env, AOS_FA__OP_OPEN);
+  aos_fa__op *op = aos_fa__op_new(env, &aos_fa__open_row);
   if (op == NULL) {
     free(path);
     return NULL;
@@ -584,77 +855,6 @@ static napi_value aos_fa__open(napi_env env, napi_callback_info info) {
   op->resolver = envst->openat2 ? envst->resolver : AOS_FA_RESOLVE_PORTABLE;
   if (!async) return aos_fa__run_sync(env, op);
   return aos_fa__queue(env, envst, op, same != NULL ? argv[1] : NULL, NULL);
-}
-
-/* read(handle, segments, maxBytes: number, async: boolean) */
-static napi_value aos_fa__read(napi_env env, napi_callback_info info) {
-  AOS_FA__ARGS(4);
-  aos_fa__handle *h = aos_fa__open_handle_arg(env, argv[0]);
-  if (h == NULL) return NULL;
-  int64_t max = -1;
-  bool async = false;
-  AOS_CALL(env, napi_get_value_int64(env, argv[2], &max), NULL);
-  AOS_CALL(env, napi_get_value_bool(env, argv[3], &async), NULL);
-  if (max < 0) return aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
-  aos_fa__op *op = aos_fa__op_new(env, AOS_FA__OP_READ);
-  if (op == NULL) return NULL;
-  if (!aos_fa__get_segments(env, argv[1], &op->segs)) {
-    aos_fa__op_free(op);
-    return NULL;
-  }
-  op->h = h;
-  op->max_bytes = (uint64_t)max;
-  if (!async) return aos_fa__read_sync(env, op);
-  return aos_fa__queue(env, envst, op, argv[0], NULL);
-}
-
-/* list(handle, segments, async: boolean) */
-static napi_value aos_fa__list(napi_env env, napi_callback_info info) {
-  AOS_FA__ARGS(3);
-  aos_fa__handle *h = aos_fa__open_handle_arg(env, argv[0]);
-  if (h == NULL) return NULL;
-  bool async = false;
-  AOS_CALL(env, napi_get_value_bool(env, argv[2], &async), NULL);
-  aos_fa__op *op = aos_fa__op_new(env, AOS_FA__OP_LIST);
-  if (op == NULL) return NULL;
-  if (!aos_fa__get_segments(env, argv[1], &op->segs)) {
-    aos_fa__op_free(op);
-    return NULL;
-  }
-  op->h = h;
-  if (!async) return aos_fa__run_sync(env, op);
-  return aos_fa__queue(env, envst, op, argv[0], NULL);
-}
-
-/* write(handle, segments, bytes: Uint8Array, createParents: boolean, async: boolean) */
-static napi_value aos_fa__write(napi_env env, napi_callback_info info) {
-  AOS_FA__ARGS(5);
-  aos_fa__handle *h = aos_fa__open_handle_arg(env, argv[0]);
-  if (h == NULL) return NULL;
-  if (!h->writable) return aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
-  bool is_typed = false, create = false, async = false;
-  AOS_CALL(env, napi_is_typedarray(env, argv[2], &is_typed), NULL);
-  if (!is_typed) return aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
-  napi_typedarray_type tt;
-  size_t n = 0, offset = 0;
-  void *bytes = NULL;
-  napi_value ab;
-  AOS_CALL(env, napi_get_typedarray_info(env, argv[2], &tt, &n, &bytes, &ab, &offset), NULL);
-  if (tt != napi_uint8_array) return aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
-  AOS_CALL(env, napi_get_value_bool(env, argv[3], &create), NULL);
-  AOS_CALL(env, napi_get_value_bool(env, argv[4], &async), NULL);
-  aos_fa__op *op = aos_fa__op_new(env, AOS_FA__OP_WRITE);
-  if (op == NULL) return NULL;
-  if (!aos_fa__get_segments(env, argv[1], &op->segs)) {
-    aos_fa__op_free(op);
-    return NULL;
-  }
-  op->h = h;
-  op->bytes = bytes;
-  op->nbytes = n;
-  op->create_parents = create;
-  if (!async) return aos_fa__run_sync(env, op);
-  return aos_fa__queue(env, envst, op, argv[0], argv[2]);
 }
 
 /* close(handle): idempotent; the descriptor goes now, or after the last in-flight
@@ -737,11 +937,23 @@ napi_value aos_fa_napi_init(napi_env env) {
     const char *name;
     napi_callback cb;
   } fns[] = {
-      {"open", aos_fa__open},   {"read", aos_fa__read},         {"list", aos_fa__list},
-      {"write", aos_fa__write}, {"close", aos_fa__close},       {"sameRoot", aos_fa__same_root},
+      {"open", aos_fa__open}, {"close", aos_fa__close}, {"sameRoot", aos_fa__same_root},
   };
   for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
     if (!aos_napi_set_function(env, exports, fns[i].name, fns[i].cb, envst)) return NULL;
+  }
+  aos_fa__bound *bound = calloc(AOS_FA__ROW_COUNT, sizeof *bound);
+  if (bound == NULL) {
+    napi_throw_error(env, "ERR_AGENT_OS_NOMEM", "out of memory");
+    return NULL;
+  }
+  envst->bound = bound;
+  for (size_t i = 0; i < AOS_FA__ROW_COUNT; i++) {
+    bound[i].envst = envst;
+    bound[i].row = &aos_fa__rows[i];
+    if (!aos_napi_set_function(env, exports, aos_fa__rows[i].name, aos_fa__dispatch, &bound[i])) {
+      return NULL;
+    }
   }
   /* The resolver switch: non-enumerable, for the project's tests only. */
   napi_property_descriptor hook = {"resolver", NULL, aos_fa__resolver, NULL, NULL, NULL,

@@ -17,4 +17,26 @@
 /* The version of the entry `sb` describes (version.c). */
 void aos_fa_posix_version(const struct stat *sb, aos_fa_version *v);
 
+/* openat2(dirfd, path, flags) with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+ * RESOLVE_NO_MAGICLINKS, EINTR and (bounded) EAGAIN retried: the descriptor, or a
+ * negative errno (-ENOSYS where the build has no openat2) (posix_walk.c). */
+int aos_fa_posix_openat2(int dirfd, const char *path, int flags);
+
+/* Joins segs[0..count) with '/' into out[0..cap) with a NUL: 0, or -ENAMETOOLONG. */
+int aos_fa_posix_join(const char *const *segs, size_t count, char *out, size_t cap);
+
+/* posix_parent.c: the retained parent of segs[count - 1] (count >= 1), resolved as
+ * aos_fa_walk does with `flags`: *dir is root->fd itself when count is 1 (after
+ * aos_fa_root_check), else a new descriptor; release it with aos_fa_posix_parent_close. */
+int aos_fa_posix_parent(const aos_fa_root *root, const char *const *segs, size_t count,
+                        unsigned flags, int *dir, aos_fa_status *st);
+void aos_fa_posix_parent_close(const aos_fa_root *root, int dir);
+
+/* Flushes a directory descriptor; 0 or -errno (EINVAL/ENOTSUP, a filesystem that
+ * cannot flush directories, counts as done). */
+int aos_fa_posix_flush_dir(int dir);
+
+/* The entry kind of a st_mode. */
+aos_fa_entry_kind aos_fa_posix_kind(mode_t mode);
+
 #endif

@@ -236,6 +236,113 @@ for (const face of [memoryFace, nativeFace]) {
       })
     })
 
+    describe('the 0.2 operations', function () {
+      let shared02
+
+      after(async function () {
+        if (shared02 !== undefined) await shared02.cleanup()
+      })
+
+      for (const row of L.OPERATION_CASES) {
+        for (const form of ['async', 'sync']) {
+          it(`${row.title} (${form})`, async function () {
+            // A writer's row gets a tree of its own; the reader's rows share one, and each
+            // checks that it changed nothing.
+            const own = row.side === 'writer'
+            const ctx = own ? await face.open(mod, L.HOSTILE) : (shared02 ??= await face.open(mod, L.HOSTILE))
+            try {
+              for (const needed of row.needs || []) {
+                const gone = ctx.missing.find((m) => needed.length >= m.segments.length && m.segments.every((n, i) => n === needed[i]))
+                if (gone) skipBecause(this, gone.reason)
+              }
+              const versionOf = (segments) => ctx.reader.statSync(segments).version
+              const args = typeof row.args === 'function' ? row.args(versionOf) : row.args
+              const auth = row.side === 'reader' ? ctx.reader : ctx.writer
+              const outcome = await perform(auth, row.op, form, args)
+              const { expect } = row
+              if (expect.code !== undefined) {
+                assert.ok(outcome.err !== undefined, `expected ${expect.code}, got ${util.inspect(outcome.value)}`)
+                checkError(mod, outcome.err, expect, row.op)
+              } else {
+                if (outcome.err !== undefined) throw outcome.err
+                if ('value' in expect) assert.deepStrictEqual(outcome.value, expect.value)
+                if (expect.check) expect.check(outcome.value)
+              }
+              const after = row.tree !== undefined ? row.tree(ctx.layout) : ctx.layout
+              assert.deepEqual(ctx.state(), after, 'the tree after the call')
+              assert.deepEqual(ctx.outsideState(), L.normalize(L.OUTSIDE), 'nothing outside the root changed')
+              assert.equal(fs.existsSync(ESCAPE_TARGET), false, 'nothing written through the symlink to "/"')
+            } finally {
+              if (own) await ctx.cleanup()
+            }
+          })
+        }
+      }
+    })
+
+    describe('versions, modes and the walk order', function () {
+      let ctx
+      beforeEach(async function () {
+        ctx = await face.open(mod, L.HOSTILE)
+      })
+      afterEach(async function () {
+        await ctx.cleanup()
+      })
+
+      it('readVersioned, readRange and stat give one version for one state; any write gives another', async function () {
+        const { reader, writer } = ctx
+        const v1 = reader.statSync(['a.txt']).version
+        const read = await reader.readVersioned(['a.txt'], BUDGET)
+        assert.deepEqual(Object.keys(read), ['bytes', 'version'])
+        assert.equal(Buffer.from(read.bytes).toString(), 'alpha')
+        assert.equal(read.version, v1)
+        assert.equal(reader.readRangeSync(['a.txt'], { offset: 0, length: 1 }).version, v1)
+        assert.equal(writer.statSync(['a.txt']).version, v1, 'a writer sees the same version')
+        assert.notEqual(reader.statSync(['docs', 'b.txt']).version, v1)
+        writer.writeTextSync(['a.txt'], 'alpha')
+        const v2 = reader.statSync(['a.txt']).version
+        assert.notEqual(v2, v1, 'same bytes rewritten: another version')
+        await assert.rejects(writer.writeText(['a.txt'], 'stale', { ifVersion: v1 }), (e) => e.code === 'FILE_CHANGED')
+        assert.equal(Buffer.from(reader.readBytesSync(['a.txt'], BUDGET)).toString(), 'alpha')
+        writer.writeTextSync(['a.txt'], 'fresh', { ifVersion: v2 })
+        assert.equal(Buffer.from(reader.readBytesSync(['a.txt'], BUDGET)).toString(), 'fresh')
+        assert.equal(JSON.stringify(reader.statSync(['a.txt'])).includes('alpha'), false)
+      })
+
+      it('mode: a new file and directory get it less the umask; a replaced file keeps its bits', async function () {
+        const { reader, writer } = ctx
+        const umask = face.name === 'memory' ? 0o022 : process.umask()
+        writer.writeTextSync(['m.txt'], 'x', { mode: 0o640 })
+        assert.equal(reader.statSync(['m.txt']).mode, 0o640 & ~umask)
+        writer.writeTextSync(['m.txt'], 'y', { mode: 0o600 })
+        assert.equal(reader.statSync(['m.txt']).mode, 0o640 & ~umask, 'mode is for new files only')
+        await writer.writeBytes(['d.bin'], Uint8Array.of(1), { mode: 0o604 })
+        assert.equal(reader.statSync(['d.bin']).mode, 0o604 & ~umask)
+        assert.equal(await writer.makeDirectory(['md'], { mode: 0o750 }), true)
+        assert.equal(reader.statSync(['md']).mode, 0o750 & ~umask)
+        assert.equal(reader.statSync(['md']).kind, 'directory')
+      })
+
+      it('walk: depth-first, code-unit order, paths relative to the walked directory, fresh arrays', async function () {
+        const listing = await ctx.reader.walk([], { maxEntries: 1000 })
+        const paths = listing.map((e) => e.path.join('/'))
+        const sorted = [...paths].sort((a, b) => {
+          const x = a.split('/'); const y = b.split('/')
+          for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] < y[i] ? -1 : 1
+          return x.length - y.length
+        })
+        assert.deepEqual(paths, sorted)
+        assert.ok(paths.includes('sub/deep/d.txt'))
+        assert.equal(paths.some((p) => p.startsWith('link-dir/')), false, 'a link is never descended')
+        const d = Object.getOwnPropertyDescriptor(listing, 'truncated')
+        assert.equal(d.value, false)
+        assert.equal(d.enumerable, false)
+        assert.deepEqual(Object.keys(listing[0]), ['path', 'kind'])
+        listing[0].path.push('changed')
+        assert.deepEqual(ctx.reader.walkSync([], { maxEntries: 1 })[0].path, ['a.txt'])
+      })
+    })
+
     describe('every authority', function () {
       let ctx
       beforeEach(async function () {

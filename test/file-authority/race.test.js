@@ -168,4 +168,76 @@ describe('file-authority path-swap races', function () {
       })
     }
   }
+
+  // The 0.2 operations under the same swaps (RENAME_EXCHANGE of the directory and the
+  // link to outside): a walk, a remove, a rename and a conditional write. The outside
+  // directory holds decoys named like the inside entries ('victim', 'w') plus one name
+  // only it has: a walk that listed it, or a decoy removed, moved or written, escaped.
+  const OPS_ITERATIONS = Math.max(200, Math.floor(ITERATIONS / 25))
+  for (const resolver of resolvers()) {
+    it(`${resolver} resolver, exchange swaps: ${OPS_ITERATIONS} walks, removes, renames and ifVersion writes, zero escapes`, async function () {
+      const s = makeSandbox()
+      let swapper
+      try {
+        const d = path.join(s.root, 'd')
+        fs.mkdirSync(d)
+        fs.writeFileSync(path.join(d, 'secret'), 'INSIDE')
+        fs.writeFileSync(path.join(d, 'w'), 'v0')
+        for (const name of ['victim', 'w', 'outside-only']) fs.writeFileSync(path.join(s.outside, name), 'OUTSIDE')
+        const outsideBefore = fs.readdirSync(s.outside).sort()
+        fs.symlinkSync(s.outside, path.join(s.root, 'l'))
+        assert.strictEqual(useResolver(resolver), resolver)
+        const r = fa.openReadAuthoritySync(s.root)
+        const w = fa.openWriteAuthoritySync(s.root)
+        swapper = await startSwapper('exchange', s)
+        const seen = { walked: 0, walkEntries: 0, removed: 0, renamed: 0, versionedWrites: 0, refused: 0 }
+        const refusedAt0 = (x) => isUnsafeAt0(x) || (x instanceof fa.FileAuthorityError && x.code === 'HOST_IO' && x.hostCode === 'ENOENT' && x.segmentIndex === 0)
+        for (let i = 0; i < OPS_ITERATIONS; i++) {
+          const listing = outcome(() => r.walkSync([], { maxEntries: 1000 }))
+          assert.ok(Array.isArray(listing), `unexpected walk outcome: ${listing}`)
+          for (const e of listing) {
+            assert.notStrictEqual(e.path[e.path.length - 1], 'outside-only', 'a walk listed an entry outside the root')
+            if (e.path.length > 1) assert.ok(['secret', 'w', 'victim', 'victim2'].includes(e.path[1]), `walk listed ${e.path[1]}`)
+          }
+          seen.walked++
+          seen.walkEntries += listing.length
+          const sub = outcome(() => r.walkSync(['d'], { maxEntries: 1000 }))
+          if (Array.isArray(sub)) {
+            assert.ok(sub.every((e) => e.path[0] !== 'outside-only'), 'a walk of d listed outside')
+          } else {
+            assert.ok(sub === undefined || isUnsafeAt0(sub), `unexpected walk outcome: ${sub}`)
+          }
+          const planted = outcome(() => w.writeTextSync(['d', 'victim'], 'planted'))
+          if (planted !== undefined) assert.ok(refusedAt0(planted), `unexpected write outcome: ${planted}`)
+          const moved = outcome(() => w.renameSync(['d', 'victim'], ['d', 'victim2'], { replace: true }))
+          if (moved === undefined) seen.renamed++
+          // The source's 'd' is segment 0, the target's is segment 2 (after the source's two).
+          else assert.ok(refusedAt0(moved) || (moved.code === 'UNSAFE_ENTRY' && moved.segmentIndex === 2) || (moved.code === 'HOST_IO' && moved.hostCode === 'ENOENT'), `unexpected rename outcome: ${moved}`)
+          const gone = outcome(() => w.removeSync(['d', 'victim2']))
+          if (gone === true) seen.removed++
+          else assert.ok(gone === false || isUnsafeAt0(gone), `unexpected remove outcome: ${gone}`)
+          const st = outcome(() => r.statSync(['d', 'w']))
+          if (st && st.version) {
+            const x = outcome(() => w.writeTextSync(['d', 'w'], `v${i}`, { ifVersion: st.version }))
+            if (x === undefined) seen.versionedWrites++
+            else assert.ok(isUnsafeAt0(x) || x.code === 'FILE_CHANGED' || refusedAt0(x), `unexpected ifVersion outcome: ${x}`)
+          } else {
+            seen.refused++
+          }
+        }
+        await stop(swapper)
+        swapper = undefined
+        r.closeSync()
+        w.closeSync()
+        assert.ok(seen.removed > 0 && seen.renamed > 0 && seen.versionedWrites > 0, JSON.stringify(seen))
+        assert.deepStrictEqual(fs.readdirSync(s.outside).sort(), outsideBefore, 'an entry outside was removed, moved or created')
+        for (const name of outsideBefore) assert.strictEqual(fs.readFileSync(path.join(s.outside, name), 'utf8'), 'OUTSIDE', 'an entry outside was written')
+        assert.deepStrictEqual(walkTree(s.root).filter((p) => p.includes('.aos-')), [])
+        if (process.env.AGENT_OS_TEST_VERBOSE) console.log('      outcomes', seen)
+      } finally {
+        if (swapper) await stop(swapper)
+        s.cleanup()
+      }
+    })
+  }
 })

@@ -8,6 +8,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const { execFileSync } = require('node:child_process')
+const util = require('node:util')
 const { constants: { MAX_LENGTH } } = require('node:buffer')
 
 const { segmentProblem } = require('../../lib/internal/file-authority-common.js')
@@ -556,3 +557,261 @@ module.exports = {
   normalize,
   withFile
 }
+
+// ------------------------------------------------ the 0.2 operations (contract 0.2)
+//
+// Rows of OPERATION_CASES: { title, side: 'reader' | 'writer', op, args (an array, or
+// (versionOf) => array, where versionOf(segments) is the version a stat gives now),
+// expect: error(...) | { value } | { check: (value) => void }, tree: (normalized) =>
+// the normalised tree after the call (default: unchanged), needs: segments lists whose
+// entries the row needs (a row skips where the platform could not make one) }.
+
+function clone (normalized) {
+  return structuredClone(normalized)
+}
+
+function dirOf (tree, segments) {
+  let dir = tree
+  for (const name of segments.slice(0, -1)) {
+    if (dir[name] === undefined) dir[name] = { directory: {} }
+    dir = dir[name].directory
+  }
+  return dir
+}
+
+/** The normalised tree less the entry at `segments`. */
+function without (segments) {
+  return (tree) => {
+    const copy = clone(tree)
+    delete dirOf(copy, segments)[segments[segments.length - 1]]
+    return sortKeys(copy)
+  }
+}
+
+/** The normalised tree with `entry` (normalised) at `segments`. */
+function withEntry (segments, entry) {
+  return (tree) => {
+    const copy = clone(tree)
+    dirOf(copy, segments)[segments[segments.length - 1]] = entry
+    return sortKeys(copy)
+  }
+}
+
+/** The normalised tree with the entry at `from` moved to `to`. */
+function moved (from, to) {
+  return (tree) => {
+    const copy = clone(tree)
+    const src = dirOf(copy, from)
+    const entry = src[from[from.length - 1]]
+    delete src[from[from.length - 1]]
+    dirOf(copy, to)[to[to.length - 1]] = entry
+    return sortKeys(copy)
+  }
+}
+
+const hex = (content) => ({ file: Buffer.from(content).toString('hex') })
+const value = (v) => ({ value: v })
+const check = (fn) => ({ check: fn })
+
+// Every path-position of a link: the link itself as the final entry, and as a parent.
+function linkCases (link) {
+  const rows = []
+  const at0 = error('UNSAFE_ENTRY', 0)
+  const needs = [[link]]
+  const r = (title, side, op, args, expect, tree) => rows.push({ title: `${link}: ${title}`, side, op, args, expect, tree, needs })
+  r('stat reports the link itself', 'reader', 'stat', [[link]], check((s) => { if (s.kind !== 'symlink') throw new Error(`kind ${s.kind}`) }))
+  r('stat below it', 'reader', 'stat', [[link, 'x']], at0)
+  r('stat below it (writer)', 'writer', 'stat', [[link, 'x']], at0)
+  r('readVersioned of it', 'reader', 'readVersioned', [[link], BUDGET], at0)
+  r('readVersioned below it', 'reader', 'readVersioned', [[link, 'a.txt'], BUDGET], at0)
+  r('readRange of it', 'reader', 'readRange', [[link], { offset: 0, length: 4 }], at0)
+  r('readRange below it', 'reader', 'readRange', [[link, 'a.txt'], { offset: 0, length: 4 }], at0)
+  r('walk of it', 'reader', 'walk', [[link], { maxEntries: 100 }], at0)
+  r('walk below it', 'reader', 'walk', [[link, 'x'], { maxEntries: 100 }], at0)
+  r('writeBytes over it', 'writer', 'writeBytes', [[link], Uint8Array.of(1)], at0)
+  r('writeBytes below it', 'writer', 'writeBytes', [[link, 'new.bin'], Uint8Array.of(1)], at0)
+  r('writeText ifAbsent over it', 'writer', 'writeText', [[link], 'x', { ifAbsent: true }], error('ENTRY_EXISTS', 0))
+  r('writeText below it, createParents', 'writer', 'writeText', [[link, 'n', 'x.txt'], 'x', { createParents: true }], at0)
+  r('remove of it removes the link, not its target', 'writer', 'remove', [[link]], value(true), without([link]))
+  r('remove below it', 'writer', 'remove', [[link, 'a.txt']], at0)
+  r('makeDirectory at it', 'writer', 'makeDirectory', [[link]], at0)
+  r('makeDirectory below it, parents', 'writer', 'makeDirectory', [[link, 'n', 'm'], { parents: true }], at0)
+  r('rename from below it', 'writer', 'rename', [[link, 'a.txt'], ['moved']], at0)
+  r('rename to below it', 'writer', 'rename', [['a.txt'], [link, 'moved']], error('UNSAFE_ENTRY', 1))
+  r('rename onto it', 'writer', 'rename', [['a.txt'], [link]], error('ENTRY_EXISTS', 1))
+  r('rename onto it, replace', 'writer', 'rename', [['a.txt'], [link], { replace: true }], error('UNSAFE_ENTRY', 1))
+  r('rename of it moves the link as an entry', 'writer', 'rename', [[link], ['moved-link']], value(undefined), moved([link], ['moved-link']))
+  return rows
+}
+
+function buildOperationCases () {
+  const rows = []
+  const r = (title, side, op, args, expect, tree, needs) => rows.push({ title, side, op, args, expect, tree, needs })
+  for (const link of TOP_LINKS) rows.push(...linkCases(link))
+  for (const link of ['link-up', 'link-out']) {
+    const base = link === 'link-up' ? ['sub'] : ['sub', 'deep']
+    const i = base.length
+    const needs = [[...base, link]]
+    r(`${link} (depth ${i}): stat below it`, 'reader', 'stat', [[...base, link, 'b.txt']], error('UNSAFE_ENTRY', i), undefined, needs)
+    r(`${link} (depth ${i}): walk below it`, 'reader', 'walk', [[...base, link], { maxEntries: 9 }], error('UNSAFE_ENTRY', i), undefined, needs)
+    r(`${link} (depth ${i}): remove below it`, 'writer', 'remove', [[...base, link, 'b.txt']], error('UNSAFE_ENTRY', i), undefined, needs)
+    r(`${link} (depth ${i}): rename to below it`, 'writer', 'rename', [['a.txt'], [...base, link, 'x']], error('UNSAFE_ENTRY', 1 + i), undefined, needs)
+  }
+  // A parent that is not a directory: a file, a FIFO.
+  for (const parent of ['a.txt', 'fifo']) {
+    const e = error('UNSAFE_ENTRY', 0, 'ENOTDIR')
+    const needs = [[parent]]
+    r(`${parent} as a parent: stat`, 'reader', 'stat', [[parent, 'x']], e, undefined, needs)
+    r(`${parent} as a parent: readVersioned`, 'reader', 'readVersioned', [[parent, 'x'], BUDGET], e, undefined, needs)
+    r(`${parent} as a parent: readRange`, 'reader', 'readRange', [[parent, 'x'], { offset: 0, length: 1 }], e, undefined, needs)
+    r(`${parent} as a parent: walk`, 'reader', 'walk', [[parent, 'x'], { maxEntries: 1 }], e, undefined, needs)
+    r(`${parent} as a parent: writeBytes`, 'writer', 'writeBytes', [[parent, 'x'], Uint8Array.of(1)], e, undefined, needs)
+    r(`${parent} as a parent: remove`, 'writer', 'remove', [[parent, 'x']], e, undefined, needs)
+    r(`${parent} as a parent: makeDirectory`, 'writer', 'makeDirectory', [[parent, 'x']], e, undefined, needs)
+    r(`${parent} as a parent: rename from`, 'writer', 'rename', [[parent, 'x'], ['y']], e, undefined, needs)
+    r(`${parent} as a parent: rename to`, 'writer', 'rename', [['a.txt'], [parent, 'x']], error('UNSAFE_ENTRY', 1, 'ENOTDIR'), undefined, needs)
+    r(`${parent} as the walked directory`, 'reader', 'walk', [[parent], { maxEntries: 1 }], error('UNSAFE_ENTRY', 0), undefined, needs)
+  }
+  // What each operation gives for the ordinary entries.
+  r('stat of a file', 'reader', 'stat', [['docs', 'b.txt']], check((s) => {
+    const keys = Object.keys(s).join()
+    if (keys !== 'kind,size,mtimeMs,mode,version') throw new Error(keys)
+    if (s.kind !== 'file' || s.size !== 4 || !/^[0-9a-f]{96}$/.test(s.version) || s.mode !== (s.mode & 0o777)) throw new Error(JSON.stringify(s))
+  }))
+  r('stat of the root', 'reader', 'stat', [[]], check((s) => { if (s.kind !== 'directory') throw new Error(s.kind) }))
+  r('stat of a FIFO', 'reader', 'stat', [['fifo']], check((s) => { if (s.kind !== 'other') throw new Error(s.kind) }), undefined, [['fifo']])
+  r('stat of a missing entry', 'writer', 'stat', [['docs', 'missing']], value(undefined))
+  r('stat below a missing directory', 'reader', 'stat', [['missing', 'x']], value(undefined))
+  r('readVersioned: the bytes and the version a stat gives', 'reader', 'readVersioned', [['a.txt'], BUDGET], check(() => {}))
+  r('readVersioned over budget', 'reader', 'readVersioned', [['a.txt'], { maxBytes: 4 }], error('OVER_BUDGET'))
+  r('readVersioned of a directory', 'reader', 'readVersioned', [['docs'], BUDGET], error('UNSAFE_ENTRY', 0))
+  r('readVersioned of a FIFO', 'reader', 'readVersioned', [['fifo'], BUDGET], error('UNSAFE_ENTRY', 0), undefined, [['fifo']])
+  r('readVersioned of the root', 'reader', 'readVersioned', [[], BUDGET], error('UNSAFE_ENTRY'))
+  r('readVersioned of a missing file', 'reader', 'readVersioned', [['missing'], BUDGET], value(undefined))
+  r('readRange: a slice', 'reader', 'readRange', [['a.txt'], { offset: 1, length: 3 }], check((v) => {
+    if (Buffer.from(v.bytes).toString() !== 'lph' || v.size !== 5) throw new Error(JSON.stringify(v))
+  }))
+  r('readRange: fewer at end of file', 'reader', 'readRange', [['a.txt'], { offset: 3, length: 100 }], check((v) => {
+    if (Buffer.from(v.bytes).toString() !== 'ha' || v.size !== 5) throw new Error(JSON.stringify(v))
+  }))
+  r('readRange: none past it', 'reader', 'readRange', [['a.txt'], { offset: 99, length: 100 }], check((v) => {
+    if (v.bytes.length !== 0 || v.size !== 5 || Object.getPrototypeOf(v.bytes) !== Uint8Array.prototype) throw new Error(JSON.stringify(v))
+  }))
+  r('readRange: length 0', 'reader', 'readRange', [['bin.dat'], { offset: 0, length: 0 }], check((v) => {
+    if (v.bytes.length !== 0 || v.size !== 5) throw new Error(JSON.stringify(v))
+  }))
+  r('readRange of a directory', 'reader', 'readRange', [['docs'], { offset: 0, length: 1 }], error('UNSAFE_ENTRY', 0))
+  r('readRange of a FIFO', 'reader', 'readRange', [['fifo'], { offset: 0, length: 1 }], error('UNSAFE_ENTRY', 0), undefined, [['fifo']])
+  r('readRange of a missing file', 'reader', 'readRange', [['docs', 'missing'], { offset: 0, length: 1 }], value(undefined))
+  r('walk of docs', 'reader', 'walk', [['docs'], { maxEntries: 100 }], check(walkIs([
+    [['b.txt'], 'file'], [['empty'], 'directory'], [['nested'], 'directory'], [['nested', 'c.txt'], 'file']
+  ], false)))
+  r('walk of sub: links reported, never followed', 'reader', 'walk', [['sub'], { maxEntries: 100 }], check(walkIs([
+    [['deep'], 'directory'], [['deep', 'd.txt'], 'file'], [['deep', 'link-out'], 'symlink'], [['link-up'], 'symlink']
+  ], false)), undefined, [['sub', 'link-up'], ['sub', 'deep', 'link-out']])
+  r('walk: maxEntries exactly reached is not truncated', 'reader', 'walk', [['docs'], { maxEntries: 4 }], check(walkIs([
+    [['b.txt'], 'file'], [['empty'], 'directory'], [['nested'], 'directory'], [['nested', 'c.txt'], 'file']
+  ], false)))
+  r('walk: maxEntries below the count truncates', 'reader', 'walk', [['docs'], { maxEntries: 3 }], check(walkIs([
+    [['b.txt'], 'file'], [['empty'], 'directory'], [['nested'], 'directory']
+  ], true)))
+  r('walk: maxEntries 0', 'reader', 'walk', [['docs'], { maxEntries: 0 }], check(walkIs([], true)))
+  r('walk: maxDepth 0 lists the directory only', 'reader', 'walk', [['docs'], { maxEntries: 100, maxDepth: 0 }], check(walkIs([
+    [['b.txt'], 'file'], [['empty'], 'directory'], [['nested'], 'directory']
+  ], false)))
+  r('walk of an empty directory', 'reader', 'walk', [['docs', 'empty'], { maxEntries: 5 }], check(walkIs([], false)))
+  r('walk of a missing directory', 'reader', 'walk', [['missing'], { maxEntries: 5 }], value(undefined))
+  r('writeBytes: any bytes', 'writer', 'writeBytes', [['bin.dat'], Uint8Array.of(0xff, 0xfe)], value(undefined), withEntry(['bin.dat'], hex([0xff, 0xfe])))
+  r('writeBytes: createParents', 'writer', 'writeBytes', [['n', 'm', 'x'], Uint8Array.of(0x80), { createParents: true }], value(undefined),
+    withEntry(['n', 'm', 'x'], hex([0x80])))
+  r('writeBytes: a missing parent', 'writer', 'writeBytes', [['n', 'x'], Uint8Array.of(1)], error('HOST_IO', 0, 'ENOENT'))
+  r('writeBytes over a directory', 'writer', 'writeBytes', [['docs'], Uint8Array.of(1)], error('UNSAFE_ENTRY', 0))
+  r('writeText ifAbsent creates', 'writer', 'writeText', [['new.txt'], 'n', { ifAbsent: true }], value(undefined), withEntry(['new.txt'], hex('n')))
+  r('writeText ifAbsent over a file', 'writer', 'writeText', [['a.txt'], 'n', { ifAbsent: true }], error('ENTRY_EXISTS', 0))
+  r('writeText ifAbsent over a directory', 'writer', 'writeText', [['docs'], 'n', { ifAbsent: true }], error('ENTRY_EXISTS', 0))
+  r('writeBytes ifAbsent over a FIFO', 'writer', 'writeBytes', [['fifo'], Uint8Array.of(1), { ifAbsent: true }], error('ENTRY_EXISTS', 0), undefined, [['fifo']])
+  r('writeText ifVersion of the current version replaces', 'writer', 'writeText', (v) => [['a.txt'], 'new', { ifVersion: v(['a.txt']) }],
+    value(undefined), withEntry(['a.txt'], hex('new')))
+  r('writeText ifVersion of another file\'s version', 'writer', 'writeText', (v) => [['a.txt'], 'new', { ifVersion: v(['docs', 'b.txt']) }],
+    error('FILE_CHANGED'))
+  r('writeText ifVersion on a missing file', 'writer', 'writeText', (v) => [['missing.txt'], 'new', { ifVersion: v(['a.txt']) }], error('FILE_CHANGED'))
+  r('remove of a file', 'writer', 'remove', [['docs', 'b.txt']], value(true), without(['docs', 'b.txt']))
+  r('remove of a FIFO', 'writer', 'remove', [['fifo']], value(true), without(['fifo']), [['fifo']])
+  r('remove of a missing entry', 'writer', 'remove', [['missing']], value(false))
+  r('remove below a missing directory', 'writer', 'remove', [['missing', 'x']], value(false))
+  r('remove of a directory without directory: true', 'writer', 'remove', [['docs', 'empty']], error('UNSAFE_ENTRY', 1, 'EISDIR'))
+  r('remove of an empty directory', 'writer', 'remove', [['docs', 'empty'], { directory: true }], value(true), without(['docs', 'empty']))
+  r('remove of a directory not empty', 'writer', 'remove', [['docs'], { directory: true }], error('HOST_IO', 0, 'ENOTEMPTY'))
+  r('remove of the root', 'writer', 'remove', [[], { directory: true }], error('UNSAFE_ENTRY'))
+  r('makeDirectory creates one', 'writer', 'makeDirectory', [['docs', 'made']], value(true), withEntry(['docs', 'made'], { directory: {} }))
+  r('makeDirectory: parents', 'writer', 'makeDirectory', [['p', 'q', 'r'], { parents: true, mode: 0o700 }], value(true),
+    withEntry(['p', 'q', 'r'], { directory: {} }))
+  r('makeDirectory: a missing parent', 'writer', 'makeDirectory', [['p', 'q']], error('HOST_IO', 0, 'ENOENT'))
+  r('makeDirectory: a directory already there', 'writer', 'makeDirectory', [['docs']], value(false))
+  r('makeDirectory: the root', 'writer', 'makeDirectory', [[]], value(false))
+  r('makeDirectory over a file', 'writer', 'makeDirectory', [['a.txt']], error('ENTRY_EXISTS', 0, 'EEXIST'))
+  r('makeDirectory over a FIFO', 'writer', 'makeDirectory', [['fifo']], error('ENTRY_EXISTS', 0, 'EEXIST'), undefined, [['fifo']])
+  r('makeDirectory with parents over a file parent', 'writer', 'makeDirectory', [['a.txt', 'x'], { parents: true }], error('UNSAFE_ENTRY', 0, 'ENOTDIR'))
+  r('rename a file to a new name', 'writer', 'rename', [['a.txt'], ['docs', 'a2.txt']], value(undefined), moved(['a.txt'], ['docs', 'a2.txt']))
+  r('rename a directory', 'writer', 'rename', [['docs'], ['sub', 'docs2']], value(undefined), moved(['docs'], ['sub', 'docs2']))
+  r('rename a FIFO', 'writer', 'rename', [['fifo'], ['fifo2']], value(undefined), moved(['fifo'], ['fifo2']), [['fifo']])
+  r('rename onto a file', 'writer', 'rename', [['a.txt'], ['docs', 'b.txt']], error('ENTRY_EXISTS', 2, 'EEXIST'))
+  r('rename onto a directory', 'writer', 'rename', [['a.txt'], ['docs', 'empty']], error('ENTRY_EXISTS', 2, 'EEXIST'))
+  r('rename onto a file, replace', 'writer', 'rename', [['a.txt'], ['docs', 'b.txt'], { replace: true }], value(undefined), moved(['a.txt'], ['docs', 'b.txt']))
+  r('rename onto a directory, replace', 'writer', 'rename', [['a.txt'], ['docs', 'empty'], { replace: true }], error('UNSAFE_ENTRY', 2))
+  r('rename onto a FIFO, replace', 'writer', 'rename', [['a.txt'], ['fifo'], { replace: true }], error('UNSAFE_ENTRY', 1), undefined, [['fifo']])
+  r('rename a missing source', 'writer', 'rename', [['missing'], ['x']], error('HOST_IO', 0, 'ENOENT'))
+  r('rename below a missing directory', 'writer', 'rename', [['missing', 'a'], ['x']], error('HOST_IO', 0, 'ENOENT'))
+  r('rename to below a missing directory', 'writer', 'rename', [['a.txt'], ['missing', 'x']], error('HOST_IO', 1, 'ENOENT'))
+  r('rename of the root', 'writer', 'rename', [[], ['x']], error('UNSAFE_ENTRY'))
+  r('rename to the root', 'writer', 'rename', [['a.txt'], []], error('UNSAFE_ENTRY', 1))
+  r('rename a directory below itself', 'writer', 'rename', [['docs'], ['docs', 'nested', 'x']], error('HOST_IO', undefined, 'EINVAL'))
+  // Bad arguments, every operation: INVALID_PATH naming no value.
+  const bad = error('INVALID_PATH')
+  for (const [op, side, args] of [
+    ['readRange', 'reader', [['a.txt'], { offset: -1, length: 1 }]],
+    ['readRange', 'reader', [['a.txt'], { offset: 0, length: MAX_LENGTH + 1 }]],
+    ['readRange', 'reader', [['a.txt'], { offset: 0.5, length: 1 }]],
+    ['readRange', 'reader', [['a.txt']]],
+    ['readVersioned', 'reader', [['a.txt'], { maxBytes: -1 }]],
+    ['walk', 'reader', [[], {}]],
+    ['walk', 'reader', [[], { maxEntries: -1 }]],
+    ['walk', 'reader', [[], { maxEntries: 1, maxDepth: 1.5 }]],
+    ['walk', 'reader', [[]]],
+    ['writeBytes', 'writer', [['x'], 'text']],
+    ['writeBytes', 'writer', [['x'], Object.create(Uint8Array.prototype)]],
+    ['writeBytes', 'writer', [['x'], new Proxy(new Uint8Array(1), {})]],
+    ['writeText', 'writer', [['x'], Object.create(Uint8Array.prototype)]],
+    ['writeText', 'writer', [['x'], new Proxy(new Uint8Array(1), {})]],
+    ['writeText', 'writer', [['x'], 'x', { mode: 0o1777 }]],
+    ['writeText', 'writer', [['x'], 'x', { mode: 0o4644 }]],
+    ['writeText', 'writer', [['x'], 'x', { mode: '644' }]],
+    ['writeText', 'writer', [['x'], 'x', { ifVersion: 'abc' }]],
+    ['writeText', 'writer', [['x'], 'x', { ifVersion: 'A'.repeat(96) }]],
+    ['writeText', 'writer', [['x'], 'x', { ifAbsent: 'yes' }]],
+    ['writeText', 'writer', [['x'], 'x', { ifAbsent: true, ifVersion: '0'.repeat(96) }]],
+    ['remove', 'writer', [['x'], { directory: 1 }]],
+    ['makeDirectory', 'writer', [['x'], { mode: 0o1777 }]],
+    ['makeDirectory', 'writer', [['x'], { mode: 0o2755 }]],
+    ['makeDirectory', 'writer', [['x'], { mode: -1 }]],
+    ['makeDirectory', 'writer', [['x'], { parents: 'yes' }]],
+    ['rename', 'writer', [['a.txt'], ['x'], { replace: 1 }]],
+    ['rename', 'writer', [['a.txt'], 'x']],
+    ['stat', 'reader', ['a.txt']]
+  ]) {
+    r(`${op} refuses a bad argument (${util.inspect(args, { breakLength: Infinity })})`, side, op, args, bad)
+  }
+  r('rename names the first bad target segment after the source\'s', 'writer', 'rename', [['a.txt'], ['ok', '..']], error('INVALID_PATH', 2))
+  return rows
+}
+
+function walkIs (expected, truncated) {
+  return (listing) => {
+    const got = listing.map((e) => [e.path, e.kind])
+    if (JSON.stringify(got) !== JSON.stringify(expected)) throw new Error(`walk gave ${JSON.stringify(got)}`)
+    if (listing.truncated !== truncated || listing.omitted !== 0) throw new Error(`truncated ${listing.truncated}, omitted ${listing.omitted}`)
+  }
+}
+
+const OPERATION_CASES = buildOperationCases()
+module.exports.OPERATION_CASES = OPERATION_CASES

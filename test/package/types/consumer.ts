@@ -12,7 +12,13 @@ import {
   type OpenOptions,
   type DirectoryEntry,
   type DirectoryListing,
-  type FileAuthorityErrorCode
+  type FileAuthorityErrorCode,
+  type FileStat,
+  type VersionedBytes,
+  type RangeRead,
+  type WalkEntry,
+  type WalkListing,
+  type WriteOptions
 } from '@scope/agent-os/file-authority'
 import { createMemoryAuthorities, type MemoryTree } from '@scope/agent-os/file-authority/testing'
 import { tryAcquire, acquire, withLock, NodeLockError, type LockGuard, type NodeLockErrorCode } from '@scope/agent-os/node-lock'
@@ -59,6 +65,34 @@ export async function useFileAuthority (root: string): Promise<number> {
   const made = new FileAuthorityError('OVER_BUDGET', { operation: 'readBytes', segmentIndex: 1, hostCode: 'EIO' })
   void [same, bytes, kind, omitted, closed, made, (await reader.list(['docs']))?.length]
   return 0
+}
+
+export async function useOperations (reader: ReadAuthority, writer: WriteAuthority): Promise<number> {
+  const st: FileStat | undefined = await reader.stat([])
+  const st2: FileStat | undefined = writer.statSync(['a'])
+  const kind: 'file' | 'directory' | 'symlink' | 'other' | undefined = st?.kind
+  const v: VersionedBytes | undefined = await reader.readVersioned(['a'], { maxBytes: 10 })
+  const vs: VersionedBytes | undefined = reader.readVersionedSync(['a'], { maxBytes: 10 })
+  const range: RangeRead | undefined = await reader.readRange(['log'], { offset: 0, length: 4096 })
+  const rs: RangeRead | undefined = reader.readRangeSync(['log'], { offset: 10, length: 1 })
+  const walked: WalkListing | undefined = await reader.walk([], { maxEntries: 100, maxDepth: 2 })
+  const ws: WalkListing | undefined = reader.walkSync(['docs'], { maxEntries: 1 })
+  const first: WalkEntry | undefined = walked?.[0]
+  const path: readonly string[] | undefined = first?.path
+  const flags: [number, boolean] | undefined = walked === undefined ? undefined : [walked.omitted, walked.truncated]
+  const options: WriteOptions = { createParents: true, mode: 0o640, ifVersion: v?.version, ifAbsent: false }
+  await writer.writeBytes(['b.bin'], new Uint8Array(1), options)
+  writer.writeBytesSync(['b.bin'], new Uint8Array(1), { ifAbsent: true })
+  await writer.writeText(['a'], 'x', { ifVersion: st2?.version })
+  const removed: boolean = await writer.remove(['x'], { directory: true })
+  const removedSync: boolean = writer.removeSync(['x'])
+  const made: boolean = await writer.makeDirectory(['d'], { parents: true, mode: 0o700 })
+  const madeSync: boolean = writer.makeDirectorySync(['d'])
+  await writer.rename(['a'], ['b'], { replace: true })
+  writer.renameSync(['b'], ['c'])
+  const code: FileAuthorityErrorCode = 'ENTRY_EXISTS'
+  void [kind, vs, range?.bytes, range?.size, rs, ws, path, flags, removed, removedSync, made, madeSync, code]
+  return (st?.size ?? 0) + (st?.mtimeMs ?? 0) + (st?.mode ?? 0)
 }
 
 export function useTesting (): MemoryTree {

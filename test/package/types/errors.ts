@@ -1,12 +1,19 @@
 // Must NOT type-check: test/package/types.test.js expects an error on every line
 // marked below, so the declarations are known to constrain, not just to exist.
-import { openReadAuthoritySync } from '@scope/agent-os/file-authority'
+import { openReadAuthoritySync, openWriteAuthoritySync } from '@scope/agent-os/file-authority'
 import { tryAcquire } from '@scope/agent-os/node-lock'
 import { killProcessTree } from '@scope/agent-os/process'
 
 const r = openReadAuthoritySync('/x')
 r.readBytesSync(['a']) // expect-error: maxBytes is required
 r.writeTextSync(['a'], 'x') // expect-error: a reader cannot write
+r.walkSync([], {}) // expect-error: maxEntries is required
+r.readRangeSync(['a'], { offset: 0 }) // expect-error: length is required
+r.removeSync(['a']) // expect-error: a reader cannot remove
+const w = openWriteAuthoritySync('/x')
+w.writeBytesSync(['a'], 'text') // expect-error: writeBytes takes bytes
+w.renameSync(['a'], 'b') // expect-error: the target is a segment list
+w.writeTextSync(['a'], 'x', { ifVersion: 1 }) // expect-error: a version is a string
 tryAcquire('/x')?.release(1) // expect-error: release takes no argument
 killProcessTree({ pid: 1 }) // expect-error: not a ChildProcessLike
 killProcessTree({ pid: 1, exitCode: null, signalCode: null, once: () => 0, removeListener: () => 0 }, { signal: 'SIGNOPE' }) // expect-error: unknown signal
