@@ -29,12 +29,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifdef __APPLE__
-#define AOS_FA__MTIME_NS(sb) ((sb).st_mtimespec.tv_nsec)
-#else
-#define AOS_FA__MTIME_NS(sb) ((sb).st_mtim.tv_nsec)
-#endif
-
 #ifndef O_NOCTTY
 #define O_NOCTTY 0
 #endif
@@ -46,7 +40,7 @@
 
 static bool aos_fa__same_version(const struct stat *a, const struct stat *b) {
   return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
-         a->st_mtime == b->st_mtime && AOS_FA__MTIME_NS(*a) == AOS_FA__MTIME_NS(*b);
+         a->st_mtime == b->st_mtime && AOS_FA_MTIME_NS(*a) == AOS_FA_MTIME_NS(*b);
 }
 
 static int64_t aos_fa__now_ns(void) {
@@ -57,16 +51,16 @@ static int64_t aos_fa__now_ns(void) {
 
 /* True when `sb`'s modification time is not clearly older than `open_ns`. */
 static bool aos_fa__racy(const struct stat *sb, int64_t open_ns) {
-  int64_t mtime_ns = (int64_t)sb->st_mtime * 1000000000LL + AOS_FA__MTIME_NS(*sb);
+  int64_t mtime_ns = (int64_t)sb->st_mtime * 1000000000LL + AOS_FA_MTIME_NS(*sb);
   return open_ns == INT64_MAX || mtime_ns >= open_ns - AOS_FA__RACY_NS;
 }
 
-/* Reads up to `want` bytes from offset 0; fewer only at end of file. Returns the
+/* Reads up to `want` bytes from `offset`; fewer only at end of file. Returns the
  * count or -errno. */
-static ssize_t aos_fa__read_full(int fd, uint8_t *buf, size_t want) {
+static ssize_t aos_fa__read_full(int fd, uint8_t *buf, size_t want, uint64_t offset) {
   size_t got = 0;
   while (got < want) {
-    ssize_t n = pread(fd, buf + got, want - got, (off_t)got);
+    ssize_t n = pread(fd, buf + got, want - got, (off_t)(offset + got));
     if (n < 0) {
       if (errno == EINTR) continue;
       return -errno;
@@ -77,27 +71,31 @@ static ssize_t aos_fa__read_full(int fd, uint8_t *buf, size_t want) {
   return (ssize_t)got;
 }
 
-/* One pass over the open file: reads `size` bytes into buf, then probes for one more
- * (into a byte of its own, so buf holds exactly the file's size: the caller's
- * destination), and fstats afterwards. For a file that has not changed that is a
- * pread of the whole file and one that returns 0, as a single read of size + 1
- * bytes would make. Returns 0 when exactly `size` bytes came back and the metadata
- * still matches `opened`; otherwise fails *st (HOST_IO, OVER_BUDGET, FILE_CHANGED). */
-static int aos_fa__read_pass(int fd, uint8_t *buf, size_t size, uint64_t max_bytes,
-                             const struct stat *opened, int last, aos_fa_status *st) {
-  ssize_t got = aos_fa__read_full(fd, buf, size);
+/* One pass over the open file: reads `size` bytes from `offset` into buf; for a whole
+ * read (`probe`), then probes for one more byte (into a byte of its own, so buf holds
+ * exactly the caller's destination); and fstats afterwards. For a whole file that has
+ * not changed that is a pread of the whole file and one that returns 0, as a single
+ * read of size + 1 bytes would make. Returns 0 when exactly `size` bytes came back
+ * and the metadata still matches `opened`; otherwise fails *st (HOST_IO,
+ * OVER_BUDGET, FILE_CHANGED). */
+static int aos_fa__read_pass(int fd, uint8_t *buf, size_t size, uint64_t offset, bool probe,
+                             uint64_t max_bytes, const struct stat *opened, int last,
+                             aos_fa_status *st) {
+  ssize_t got = aos_fa__read_full(fd, buf, size, offset);
   if (got < 0) return aos_fa_fail(st, AOS_FA_HOST_IO, (int)-got, last);
   if ((size_t)got != size) return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1); /* shrank */
-  uint8_t probe;
-  ssize_t n;
-  do {
-    n = pread(fd, &probe, 1, (off_t)size);
-  } while (n < 0 && errno == EINTR);
-  if (n < 0) return aos_fa_fail(st, AOS_FA_HOST_IO, errno, last);
-  if (n > 0) {
-    /* Grew: a byte beyond the budget is over budget; otherwise it changed. */
-    if ((uint64_t)size + 1 > max_bytes) return aos_fa_fail(st, AOS_FA_OVER_BUDGET, 0, -1);
-    return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+  if (probe) {
+    uint8_t extra;
+    ssize_t n;
+    do {
+      n = pread(fd, &extra, 1, (off_t)(offset + size));
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) return aos_fa_fail(st, AOS_FA_HOST_IO, errno, last);
+    if (n > 0) {
+      /* Grew: a byte beyond the budget is over budget; otherwise it changed. */
+      if ((uint64_t)size + 1 > max_bytes) return aos_fa_fail(st, AOS_FA_OVER_BUDGET, 0, -1);
+      return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+    }
   }
   struct stat after;
   if (fstat(fd, &after) != 0) return aos_fa_fail(st, AOS_FA_HOST_IO, errno, last);
@@ -107,13 +105,14 @@ static int aos_fa__read_pass(int fd, uint8_t *buf, size_t size, uint64_t max_byt
 
 /* Reads the racy file again until two consecutive passes agree byte for byte.
  * `buf` holds the first pass; on success it holds bytes that two passes saw. */
-static int aos_fa__confirm(int fd, uint8_t *buf, size_t size, uint64_t max_bytes,
-                           const struct stat *opened, int last, aos_fa_status *st) {
+static int aos_fa__confirm(int fd, uint8_t *buf, size_t size, uint64_t offset, bool probe,
+                           uint64_t max_bytes, const struct stat *opened, int last,
+                           aos_fa_status *st) {
   uint8_t *again = malloc(size > 0 ? size : 1);
   if (again == NULL) return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
   int r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
   for (int i = 0; i < AOS_FA__RACY_RETRIES; i++) {
-    int p = aos_fa__read_pass(fd, again, size, max_bytes, opened, last, st);
+    int p = aos_fa__read_pass(fd, again, size, offset, probe, max_bytes, opened, last, st);
     if (p != 0) {
       r = p;
       break;
@@ -129,11 +128,12 @@ static int aos_fa__confirm(int fd, uint8_t *buf, size_t size, uint64_t max_bytes
   return r;
 }
 
-int aos_fa_read_into(const aos_fa_root *root, const char *const *segs, size_t count,
-                     uint64_t max_bytes, aos_fa_alloc alloc, void *ctx, uint8_t **data,
-                     size_t *len, aos_fa_version *version, aos_fa_status *st) {
-  *data = NULL;
-  *len = 0;
+/* Opens the regular file segs[0..count) for reading: *fd and its metadata at the
+ * open (*opened), *open_ns the time just before the open. Fails *st otherwise. */
+static int aos_fa__open_regular(const aos_fa_root *root, const char *const *segs, size_t count,
+                                int *fd_out, struct stat *opened, int64_t *open_ns,
+                                aos_fa_status *st) {
+  *fd_out = -1;
   /* No segments names the root itself: a directory, never a regular file. */
   if (count == 0) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, 0, -1);
   int r = aos_fa_segments_check(segs, count, st);
@@ -163,7 +163,7 @@ int aos_fa_read_into(const aos_fa_root *root, const char *const *segs, size_t co
 
   /* The entry may be swapped between the look and the open: the open still never
    * follows a link and never blocks, and the descriptor is checked again. */
-  int64_t open_ns = aos_fa__now_ns();
+  *open_ns = aos_fa__now_ns();
   int fd;
   do {
     fd = openat(dir, segs[last], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
@@ -178,17 +178,51 @@ int aos_fa_read_into(const aos_fa_root *root, const char *const *segs, size_t co
     return aos_fa_fail(st, AOS_FA_HOST_IO, open_err, last);
   }
 
-  struct stat opened;
-  if (fstat(fd, &opened) != 0) {
+  if (fstat(fd, opened) != 0) {
     int e = errno;
     close(fd);
     return aos_fa_fail(st, AOS_FA_HOST_IO, e, last);
   }
-  if (!S_ISREG(opened.st_mode)) {
+  if (!S_ISREG(opened->st_mode)) {
     close(fd);
     return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, 0, last);
   }
-  if (opened.st_size < 0 || (uint64_t)opened.st_size > max_bytes) {
+  if (opened->st_size < 0) {
+    close(fd);
+    return aos_fa_fail(st, AOS_FA_HOST_IO, EOVERFLOW, last);
+  }
+  *fd_out = fd;
+  return 0;
+}
+
+/* Reads [offset, offset + size) of the open file into the caller's buffer under the
+ * consistency rule; `probe` for a whole read (growth past the end is seen). Closes fd. */
+static int aos_fa__read_consistent(int fd, uint8_t *buf, size_t size, uint64_t offset, bool probe,
+                                   uint64_t max_bytes, const struct stat *opened, int64_t open_ns,
+                                   int last, aos_fa_status *st) {
+  bool racy = aos_fa__racy(opened, open_ns);
+#if defined(__linux__) && defined(SEEK_DATA)
+  if (racy) (void)lseek(fd, 0, SEEK_DATA); /* a barrier only: ENXIO (empty) is fine */
+#endif
+  int r = aos_fa__read_pass(fd, buf, size, offset, probe, max_bytes, opened, last, st);
+  if (r == 0 && racy) r = aos_fa__confirm(fd, buf, size, offset, probe, max_bytes, opened, last, st);
+  close(fd);
+  return r;
+}
+
+int aos_fa_read_into(const aos_fa_root *root, const char *const *segs, size_t count,
+                     uint64_t max_bytes, aos_fa_alloc alloc, void *ctx, uint8_t **data,
+                     size_t *len, aos_fa_version *version, aos_fa_status *st) {
+  *data = NULL;
+  *len = 0;
+  if (version != NULL) memset(version, 0, sizeof *version);
+  int fd;
+  struct stat opened;
+  int64_t open_ns = 0;
+  int r = aos_fa__open_regular(root, segs, count, &fd, &opened, &open_ns, st);
+  if (r != 0) return r;
+  int last = (int)count - 1;
+  if ((uint64_t)opened.st_size > max_bytes) {
     close(fd);
     return aos_fa_fail(st, AOS_FA_OVER_BUDGET, 0, -1);
   }
@@ -196,7 +230,6 @@ int aos_fa_read_into(const aos_fa_root *root, const char *const *segs, size_t co
     close(fd);
     return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
   }
-
   size_t size = (size_t)opened.st_size;
   /* The caller's destination, exactly the size (the growth probe has its own byte). */
   uint8_t *buf = alloc(ctx, size);
@@ -205,17 +238,48 @@ int aos_fa_read_into(const aos_fa_root *root, const char *const *segs, size_t co
     close(fd);
     return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
   }
-  bool racy = aos_fa__racy(&opened, open_ns);
-#if defined(__linux__) && defined(SEEK_DATA)
-  if (racy) (void)lseek(fd, 0, SEEK_DATA); /* a barrier only: ENXIO (empty) is fine */
-#endif
-  r = aos_fa__read_pass(fd, buf, size, max_bytes, &opened, last, st);
-  if (r == 0 && racy) {
-    r = aos_fa__confirm(fd, buf, size, max_bytes, &opened, last, st);
-  }
-  close(fd);
+  r = aos_fa__read_consistent(fd, buf, size, 0, true, max_bytes, &opened, open_ns, last, st);
   if (r != 0) return r;
   *len = size;
+  if (version != NULL) aos_fa_posix_version(&opened, version);
+  aos_fa_status_ok(st);
+  return 0;
+}
+
+int aos_fa_read_range(const aos_fa_root *root, const char *const *segs, size_t count,
+                      uint64_t offset, uint64_t length, aos_fa_alloc alloc, void *ctx,
+                      uint8_t **data, size_t *len, uint64_t *size, aos_fa_version *version,
+                      aos_fa_status *st) {
+  *data = NULL;
+  *len = 0;
+  *size = 0;
+  if (version != NULL) memset(version, 0, sizeof *version);
+  int fd;
+  struct stat opened;
+  int64_t open_ns = 0;
+  int r = aos_fa__open_regular(root, segs, count, &fd, &opened, &open_ns, st);
+  if (r != 0) return r;
+  int last = (int)count - 1;
+  uint64_t file_size = (uint64_t)opened.st_size;
+  uint64_t want = offset < file_size ? file_size - offset : 0;
+  if (want > length) want = length;
+  if (want > (uint64_t)SIZE_MAX - 1) {
+    close(fd);
+    return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
+  }
+  size_t n = (size_t)want;
+  uint8_t *buf = alloc(ctx, n);
+  *data = buf;
+  if (buf == NULL && n > 0) {
+    close(fd);
+    return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
+  }
+  /* No probe: a file that grows or shrinks changes its size, which the fstat after
+   * the read compares. */
+  r = aos_fa__read_consistent(fd, buf, n, offset, false, UINT64_MAX, &opened, open_ns, last, st);
+  if (r != 0) return r;
+  *len = n;
+  *size = file_size;
   if (version != NULL) aos_fa_posix_version(&opened, version);
   aos_fa_status_ok(st);
   return 0;

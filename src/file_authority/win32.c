@@ -332,11 +332,36 @@ static int aos_fa__parent(const aos_fa_root *root, const char *const *segs, size
 
 /* -------------------------------------------------------------------- read */
 
-int aos_fa_read_into(const aos_fa_root *root, const char *const *segs, size_t count,
-                     uint64_t max_bytes, aos_fa_alloc alloc, void *ctx, uint8_t **data,
-                     size_t *len, aos_fa_version *version, aos_fa_status *st) {
-  *data = NULL;
-  *len = 0;
+/* The version of the open file: identity (volume, 128-bit id), size, last-write time
+ * and ChangeTime (which no caller can set back), in 100 ns units. Returns 0 or errno. */
+static int aos_fa__read_version(HANDLE h, aos_fa_version *v) {
+  memset(v, 0, sizeof *v);
+  BY_HANDLE_FILE_INFORMATION bh;
+  FILE_BASIC_INFO basic;
+  FILE_ID_INFO id;
+  if (!GetFileInformationByHandle(h, &bh) ||
+      !GetFileInformationByHandleEx(h, FileBasicInfo, &basic, sizeof basic)) {
+    return aos_fa__win32_errno(GetLastError());
+  }
+  if (GetFileInformationByHandleEx(h, FileIdInfo, &id, sizeof id)) {
+    v->dev = id.VolumeSerialNumber;
+    memcpy(&v->ino, id.FileId.Identifier, sizeof v->ino);
+    memcpy(&v->ino_hi, id.FileId.Identifier + 8, sizeof v->ino_hi);
+  } else {
+    v->dev = bh.dwVolumeSerialNumber;
+    v->ino = ((uint64_t)bh.nFileIndexHigh << 32) | bh.nFileIndexLow;
+  }
+  v->size = ((uint64_t)bh.nFileSizeHigh << 32) | bh.nFileSizeLow;
+  v->mtime_ns = basic.LastWriteTime.QuadPart; /* 100 ns units: compared, never shown */
+  v->ctime_ns = basic.ChangeTime.QuadPart;
+  return 0;
+}
+
+/* Opens the regular file segs[0..count) for reading, denying write sharing for as
+ * long as the handle is open; *opened is its version at the open. */
+static int aos_fa__read_open(const aos_fa_root *root, const char *const *segs, size_t count,
+                             HANDLE *out, aos_fa_version *opened, aos_fa_status *st) {
+  *out = NULL;
   if (count == 0) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, 0, -1);
   int r = aos_fa_segments_check(segs, count, st);
   if (r != 0) return r;
@@ -345,7 +370,6 @@ int aos_fa_read_into(const aos_fa_root *root, const char *const *segs, size_t co
   r = aos_fa__parent(root, segs, count, 0, &dir, st);
   if (r != 0) return r;
   HANDLE h = NULL;
-  /* Deny write sharing for the duration of the read. */
   int e = aos_fa__nt_open(dir, segs[last], FILE_READ_DATA | FILE_READ_ATTRIBUTES | SYNCHRONIZE,
                           FILE_SHARE_READ | FILE_SHARE_DELETE, FILE_OPEN,
                           FILE_NON_DIRECTORY_FILE | AOS_FA__NO_FOLLOW, &h);
@@ -361,17 +385,80 @@ int aos_fa_read_into(const aos_fa_root *root, const char *const *segs, size_t co
     if (!ok) return aos_fa_fail(st, AOS_FA_HOST_IO, e, last);
     return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, (attrs & FILE_ATTRIBUTE_REPARSE_POINT) ? ELOOP : 0, last);
   }
-  aos_fa__ident before, after;
-  e = aos_fa__identify(h, &before);
+  e = aos_fa__read_version(h, opened);
+  if (e == 0 && opened->size > (uint64_t)INT64_MAX) e = EOVERFLOW;
   if (e != 0) {
     CloseHandle(h);
     return aos_fa_fail(st, AOS_FA_HOST_IO, e, last);
   }
-  if (before.size < 0 || (uint64_t)before.size > max_bytes) {
+  *out = h;
+  return 0;
+}
+
+/* Reads up to `want` bytes from `offset` into buf (fewer only at end of file);
+ * *got is the count. Returns 0 or an errno. */
+static int aos_fa__read_at(HANDLE h, uint8_t *buf, size_t want, uint64_t offset, size_t *got) {
+  *got = 0;
+  while (*got < want) {
+    DWORD chunk = (DWORD)((want - *got) > 0x40000000u ? 0x40000000u : (want - *got));
+    uint64_t at = offset + *got;
+    OVERLAPPED ov;
+    memset(&ov, 0, sizeof ov);
+    ov.Offset = (DWORD)at;
+    ov.OffsetHigh = (DWORD)(at >> 32);
+    DWORD n = 0;
+    if (!ReadFile(h, buf + *got, chunk, &n, &ov)) {
+      DWORD e = GetLastError();
+      if (e == ERROR_HANDLE_EOF) break;
+      return aos_fa__win32_errno(e);
+    }
+    if (n == 0) break;
+    *got += n;
+  }
+  return 0;
+}
+
+/* Reads [offset, offset + size) into buf and, for a whole read (`probe`), one byte
+ * past it; then the version must be what it was at the open. Closes h. */
+static int aos_fa__read_checked(HANDLE h, uint8_t *buf, size_t size, uint64_t offset, bool probe,
+                                uint64_t max_bytes, const aos_fa_version *opened, int last,
+                                aos_fa_status *st) {
+  size_t got = 0;
+  int e = aos_fa__read_at(h, buf, size, offset, &got);
+  size_t extra = 0;
+  uint8_t byte;
+  if (e == 0 && got == size && probe) e = aos_fa__read_at(h, &byte, 1, offset + size, &extra);
+  aos_fa_version after;
+  if (e == 0) e = aos_fa__read_version(h, &after);
+  CloseHandle(h);
+  if (e != 0) return aos_fa_fail(st, AOS_FA_HOST_IO, e, last);
+  if (extra > 0 && (uint64_t)size + 1 > max_bytes) return aos_fa_fail(st, AOS_FA_OVER_BUDGET, 0, -1);
+  if (got != size || extra > 0 || !aos_fa_version_equal(opened, &after)) {
+    return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+  }
+  return 0;
+}
+
+int aos_fa_read_into(const aos_fa_root *root, const char *const *segs, size_t count,
+                     uint64_t max_bytes, aos_fa_alloc alloc, void *ctx, uint8_t **data,
+                     size_t *len, aos_fa_version *version, aos_fa_status *st) {
+  *data = NULL;
+  *len = 0;
+  if (version != NULL) memset(version, 0, sizeof *version);
+  HANDLE h;
+  aos_fa_version opened;
+  int r = aos_fa__read_open(root, segs, count, &h, &opened, st);
+  if (r != 0) return r;
+  int last = (int)count - 1;
+  if (opened.size > max_bytes) {
     CloseHandle(h);
     return aos_fa_fail(st, AOS_FA_OVER_BUDGET, 0, -1);
   }
-  size_t size = (size_t)before.size;
+  if (opened.size > (uint64_t)SIZE_MAX - 1) {
+    CloseHandle(h);
+    return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
+  }
+  size_t size = (size_t)opened.size;
   /* The caller's destination, exactly the size; a one-byte probe past it sees growth. */
   uint8_t *buf = alloc(ctx, size);
   *data = buf;
@@ -379,53 +466,45 @@ int aos_fa_read_into(const aos_fa_root *root, const char *const *segs, size_t co
     CloseHandle(h);
     return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
   }
-  size_t got = 0;
-  while (got < size) {
-    DWORD want = (DWORD)((size - got) > 0x40000000u ? 0x40000000u : (size - got));
-    DWORD n = 0;
-    if (!ReadFile(h, buf + got, want, &n, NULL)) {
-      e = aos_fa__win32_errno(GetLastError());
-      CloseHandle(h);
-      return aos_fa_fail(st, AOS_FA_HOST_IO, e, last);
-    }
-    if (n == 0) break;
-    got += n;
-  }
-  if (got == size) {
-    uint8_t probe;
-    DWORD n = 0;
-    if (!ReadFile(h, &probe, 1, &n, NULL)) {
-      e = aos_fa__win32_errno(GetLastError());
-      CloseHandle(h);
-      return aos_fa_fail(st, AOS_FA_HOST_IO, e, last);
-    }
-    got += n;
-  }
-  e = aos_fa__identify(h, &after);
-  FILE_BASIC_INFO basic;
-  if (e == 0 && version != NULL &&
-      !GetFileInformationByHandleEx(h, FileBasicInfo, &basic, sizeof basic)) {
-    e = aos_fa__win32_errno(GetLastError());
-  }
-  CloseHandle(h);
-  if (e != 0) return aos_fa_fail(st, AOS_FA_HOST_IO, e, last);
-  if (got != size) {
-    if (got > size && (uint64_t)size + 1 > max_bytes) return aos_fa_fail(st, AOS_FA_OVER_BUDGET, 0, -1);
-    return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
-  }
-  if (!aos_fa__same_object(&before, &after) || before.size != after.size ||
-      before.mtime != after.mtime) {
-    return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
-  }
+  r = aos_fa__read_checked(h, buf, size, 0, true, max_bytes, &opened, last, st);
+  if (r != 0) return r;
   *len = size;
-  if (version != NULL) {
-    version->dev = after.volume;
-    memcpy(&version->ino, after.id, sizeof version->ino);
-    memcpy(&version->ino_hi, after.id + 8, sizeof version->ino_hi);
-    version->size = (uint64_t)after.size;
-    version->mtime_ns = after.mtime; /* 100 ns units: compared, never shown */
-    version->ctime_ns = basic.ChangeTime.QuadPart;
+  if (version != NULL) *version = opened;
+  aos_fa_status_ok(st);
+  return 0;
+}
+
+int aos_fa_read_range(const aos_fa_root *root, const char *const *segs, size_t count,
+                      uint64_t offset, uint64_t length, aos_fa_alloc alloc, void *ctx,
+                      uint8_t **data, size_t *len, uint64_t *size, aos_fa_version *version,
+                      aos_fa_status *st) {
+  *data = NULL;
+  *len = 0;
+  *size = 0;
+  if (version != NULL) memset(version, 0, sizeof *version);
+  HANDLE h;
+  aos_fa_version opened;
+  int r = aos_fa__read_open(root, segs, count, &h, &opened, st);
+  if (r != 0) return r;
+  int last = (int)count - 1;
+  uint64_t want = offset < opened.size ? opened.size - offset : 0;
+  if (want > length) want = length;
+  if (want > (uint64_t)SIZE_MAX - 1) {
+    CloseHandle(h);
+    return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
   }
+  size_t n = (size_t)want;
+  uint8_t *buf = alloc(ctx, n);
+  *data = buf;
+  if (buf == NULL && n > 0) {
+    CloseHandle(h);
+    return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
+  }
+  r = aos_fa__read_checked(h, buf, n, offset, false, UINT64_MAX, &opened, last, st);
+  if (r != 0) return r;
+  *len = n;
+  *size = opened.size;
+  if (version != NULL) *version = opened;
   aos_fa_status_ok(st);
   return 0;
 }
