@@ -17,4 +17,12 @@
 /* The version of the entry `sb` describes (version.c). */
 void aos_fa_posix_version(const struct stat *sb, aos_fa_version *v);
 
+/* openat2(dirfd, path, flags) with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+ * RESOLVE_NO_MAGICLINKS, EINTR and (bounded) EAGAIN retried: the descriptor, or a
+ * negative errno (-ENOSYS where the build has no openat2) (posix_walk.c). */
+int aos_fa_posix_openat2(int dirfd, const char *path, int flags);
+
+/* Joins segs[0..count) with '/' into out[0..cap) with a NUL: 0, or -ENAMETOOLONG. */
+int aos_fa_posix_join(const char *const *segs, size_t count, char *out, size_t cap);
+
 #endif

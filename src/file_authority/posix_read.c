@@ -1,23 +1,34 @@
 /* file-authority: bounded, consistent reads of one regular file (POSIX).
  *
- * A read is returned only if the file's identity, size and modification time are the
- * same before and after it. That alone misses one case: the kernel sets the
- * modification time when a write *starts*, so an in-place write already under way at
- * the open (or several writes within one timestamp tick) changes bytes under the read
- * while the time stays put. A file whose modification time is recent (within
- * AOS_FA__RACY_NS of the open, or in the future) is therefore "racy", as git calls an
- * index entry it cannot trust by time alone. For a racy file:
- *  - on Linux, lseek(SEEK_DATA) first: ext4, tmpfs and btrfs take the inode lock
- *    for it, which a buffered write holds from before it sets the time until its
- *    last byte is copied, so the lseek returns only once a write begun before the
- *    open has finished (a later write sets a newer time, which the fstat after the
- *    read sees; kernels with fine-grained timestamps make that time differ);
- *  - its content is read again and must come back identical, with the same metadata,
- *    before it is returned. Two reads that differ are retried a bounded number of
- *    times, then reported as FILE_CHANGED.
- * Files not written recently cost one read, as before. The residual limit (a writer
- * on a filesystem that takes no lock for SEEK_DATA, stalled mid-copy across both
- * reads) is stated in docs/file-authority.md. */
+ * The sequence (Linux, openat2 resolver, a file at rest): fstatat of the whole path
+ * without following the final entry (a look only: a FIFO, socket or device found
+ * there is refused without being opened), one openat2 of the whole path beneath the
+ * root (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS, O_NOFOLLOW |
+ * O_NONBLOCK | O_NOCTTY), fstat (a regular file? its size, its version), one preadv
+ * into the caller's buffer plus a probe byte past its end (growth), fstat (the same
+ * version?), close. The look may pass through a link planted in a parent, which the
+ * openat2 of the same path then refuses; whenever the fast path does not end in a
+ * regular file opened beneath the root (any failure, anything not regular, a path too
+ * long for one call, the portable resolver), the precise path decides: the parent is
+ * resolved component by component (aos_fa_walk, which names the exact segment and
+ * kind), the final entry looked at with fstatat, then opened as above. The root's
+ * liveness is only checked where a failure needs it (a removed root has no entries).
+ *
+ * A read is returned only if the file's identity, size, modification time and
+ * status-change time are the same before and after it. The ctime is what a writer
+ * cannot set back (utimensat, touch -r, rsync -t restore the mtime and move the
+ * ctime). That alone misses one case: the kernel sets both times when a write
+ * *starts*, so an in-place write already under way at the open changes bytes under
+ * the read while the times stay put. A file whose modification or status-change time
+ * is recent (within AOS_FA__RACY_NS of the open, or in the future) is therefore
+ * "racy", as git calls an index entry it cannot trust by time alone: its content is
+ * read again and must come back identical, with the same metadata, before it is
+ * returned; reads that differ are retried a bounded number of times, then reported as
+ * FILE_CHANGED. Nothing here waits on another process: a writer stalled in the
+ * middle of one write (its source buffer behind a page fault that never resolves)
+ * cannot stall the read, at the price stated in docs/file-authority.md (such a write,
+ * stalled across both reads, can be read half-done). Files not written recently cost
+ * one read. */
 #include "file_authority/fa.h"
 #include "file_authority/posix.h"
 
@@ -26,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,65 +49,84 @@
 #define AOS_FA__RACY_NS (1000LL * 1000 * 1000)
 /* Consecutive re-reads that may disagree before the read is FILE_CHANGED. */
 #define AOS_FA__RACY_RETRIES 4
+#define AOS_FA__READ_FLAGS (O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
 
+static int64_t aos_fa__ns(time_t sec, long nsec) {
+  return (int64_t)sec * 1000000000LL + nsec;
+}
+
+/* Identity, size, modification time and status-change time (ns). */
 static bool aos_fa__same_version(const struct stat *a, const struct stat *b) {
   return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
-         a->st_mtime == b->st_mtime && AOS_FA_MTIME_NS(*a) == AOS_FA_MTIME_NS(*b);
+         a->st_mtime == b->st_mtime && AOS_FA_MTIME_NS(*a) == AOS_FA_MTIME_NS(*b) &&
+         a->st_ctime == b->st_ctime && AOS_FA_CTIME_NS(*a) == AOS_FA_CTIME_NS(*b);
 }
 
 static int64_t aos_fa__now_ns(void) {
   struct timespec ts;
   if (clock_gettime(CLOCK_REALTIME, &ts) != 0) return INT64_MAX; /* unknown: racy */
-  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+  return aos_fa__ns(ts.tv_sec, ts.tv_nsec);
 }
 
-/* True when `sb`'s modification time is not clearly older than `open_ns`. */
+/* True when `sb`'s modification or status-change time is not clearly older than
+ * `open_ns`. */
 static bool aos_fa__racy(const struct stat *sb, int64_t open_ns) {
-  int64_t mtime_ns = (int64_t)sb->st_mtime * 1000000000LL + AOS_FA_MTIME_NS(*sb);
-  return open_ns == INT64_MAX || mtime_ns >= open_ns - AOS_FA__RACY_NS;
+  int64_t mtime_ns = aos_fa__ns(sb->st_mtime, AOS_FA_MTIME_NS(*sb));
+  int64_t ctime_ns = aos_fa__ns(sb->st_ctime, AOS_FA_CTIME_NS(*sb));
+  int64_t latest = mtime_ns > ctime_ns ? mtime_ns : ctime_ns;
+  return open_ns == INT64_MAX || latest >= open_ns - AOS_FA__RACY_NS;
 }
 
-/* Reads up to `want` bytes from `offset`; fewer only at end of file. Returns the
- * count or -errno. */
-static ssize_t aos_fa__read_full(int fd, uint8_t *buf, size_t want, uint64_t offset) {
+/* Reads buf[0..size) from `offset` and, when `extra` is given, one byte more into
+ * *extra, with preadv (one call for a file that holds still); fewer only at end of
+ * file. Returns the count read (size + 1: the file has grown) or -errno. */
+static ssize_t aos_fa__read_span(int fd, uint8_t *buf, size_t size, uint64_t offset,
+                                 uint8_t *extra) {
+  size_t want = size + (extra != NULL ? 1 : 0);
   size_t got = 0;
   while (got < want) {
-    ssize_t n = pread(fd, buf + got, want - got, (off_t)(offset + got));
-    if (n < 0) {
+    struct iovec iov[2];
+    int n = 0;
+    if (got < size) {
+      iov[n].iov_base = buf + got;
+      iov[n].iov_len = size - got;
+      n++;
+    }
+    if (extra != NULL) {
+      iov[n].iov_base = extra;
+      iov[n].iov_len = 1;
+      n++;
+    }
+    ssize_t r = preadv(fd, iov, n, (off_t)(offset + got));
+    if (r < 0) {
       if (errno == EINTR) continue;
       return -errno;
     }
-    if (n == 0) break;
-    got += (size_t)n;
+    if (r == 0) break;
+    got += (size_t)r;
+    /* A short read of a regular file met its end: once the buffer is full, no second
+     * call to find the probe empty (growth after it shows in the fstat). */
+    if (got >= size && got < want) break;
   }
   return (ssize_t)got;
 }
 
-/* One pass over the open file: reads `size` bytes from `offset` into buf; for a whole
- * read (`probe`), then probes for one more byte (into a byte of its own, so buf holds
- * exactly the caller's destination); and fstats afterwards. For a whole file that has
- * not changed that is a pread of the whole file and one that returns 0, as a single
- * read of size + 1 bytes would make. Returns 0 when exactly `size` bytes came back
- * and the metadata still matches `opened`; otherwise fails *st (HOST_IO,
- * OVER_BUDGET, FILE_CHANGED). */
+/* One pass over the open file: reads `size` bytes from `offset` into buf, for a whole
+ * read (`probe`) one more into a byte of its own (buf is exactly the caller's
+ * destination), then fstats. Returns 0 when exactly `size` bytes came back and the
+ * metadata still matches `opened`; otherwise fails *st (HOST_IO, OVER_BUDGET,
+ * FILE_CHANGED). */
 static int aos_fa__read_pass(int fd, uint8_t *buf, size_t size, uint64_t offset, bool probe,
                              uint64_t max_bytes, const struct stat *opened, int last,
                              aos_fa_status *st) {
-  ssize_t got = aos_fa__read_full(fd, buf, size, offset);
+  uint8_t extra;
+  ssize_t got = aos_fa__read_span(fd, buf, size, offset, probe ? &extra : NULL);
   if (got < 0) return aos_fa_fail(st, AOS_FA_HOST_IO, (int)-got, last);
-  if ((size_t)got != size) return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1); /* shrank */
-  if (probe) {
-    uint8_t extra;
-    ssize_t n;
-    do {
-      n = pread(fd, &extra, 1, (off_t)(offset + size));
-    } while (n < 0 && errno == EINTR);
-    if (n < 0) return aos_fa_fail(st, AOS_FA_HOST_IO, errno, last);
-    if (n > 0) {
-      /* Grew: a byte beyond the budget is over budget; otherwise it changed. */
-      if ((uint64_t)size + 1 > max_bytes) return aos_fa_fail(st, AOS_FA_OVER_BUDGET, 0, -1);
-      return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
-    }
+  if ((size_t)got < size) return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1); /* shrank */
+  if ((size_t)got > size) {
+    /* Grew: a byte beyond the budget is over budget; otherwise it changed. */
+    if ((uint64_t)size + 1 > max_bytes) return aos_fa_fail(st, AOS_FA_OVER_BUDGET, 0, -1);
+    return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
   }
   struct stat after;
   if (fstat(fd, &after) != 0) return aos_fa_fail(st, AOS_FA_HOST_IO, errno, last);
@@ -128,56 +159,16 @@ static int aos_fa__confirm(int fd, uint8_t *buf, size_t size, uint64_t offset, b
   return r;
 }
 
-/* Opens the regular file segs[0..count) for reading: *fd and its metadata at the
- * open (*opened), *open_ns the time just before the open. Fails *st otherwise. */
-static int aos_fa__open_regular(const aos_fa_root *root, const char *const *segs, size_t count,
-                                int *fd_out, struct stat *opened, int64_t *open_ns,
-                                aos_fa_status *st) {
-  *fd_out = -1;
-  /* No segments names the root itself: a directory, never a regular file. */
-  if (count == 0) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, 0, -1);
-  int r = aos_fa_segments_check(segs, count, st);
-  if (r != 0) return r;
-  int last = (int)count - 1;
-  int dir = root->fd;
-  if (count > 1) {
-    r = aos_fa_walk(root, segs, count - 1, 0, &dir, st);
-    if (r != 0) return r;
-  } else {
-    r = aos_fa_root_check(root->fd, st);
-    if (r != 0) return r;
-  }
+/* The open's failure as a read reports it. */
+static int aos_fa__open_failed(int e, int last, aos_fa_status *st) {
+  if (e == ENOENT) return aos_fa_fail(st, AOS_FA_NOT_FOUND, e, last);
+  if (e == ELOOP || e == ENXIO || e == EISDIR) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, e, last);
+  return aos_fa_fail(st, AOS_FA_HOST_IO, e, last);
+}
 
-  /* Look before opening: a FIFO, socket or device is refused without being opened. */
-  struct stat before;
-  if (fstatat(dir, segs[last], &before, AT_SYMLINK_NOFOLLOW) != 0) {
-    int e = errno;
-    if (dir != root->fd) close(dir);
-    if (e == ENOENT) return aos_fa_fail(st, AOS_FA_NOT_FOUND, e, last);
-    return aos_fa_fail(st, AOS_FA_HOST_IO, e, last);
-  }
-  if (!S_ISREG(before.st_mode)) {
-    if (dir != root->fd) close(dir);
-    return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, S_ISLNK(before.st_mode) ? ELOOP : 0, last);
-  }
-
-  /* The entry may be swapped between the look and the open: the open still never
-   * follows a link and never blocks, and the descriptor is checked again. */
-  *open_ns = aos_fa__now_ns();
-  int fd;
-  do {
-    fd = openat(dir, segs[last], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  } while (fd < 0 && errno == EINTR);
-  int open_err = fd < 0 ? errno : 0;
-  if (dir != root->fd) close(dir);
-  if (fd < 0) {
-    if (open_err == ENOENT) return aos_fa_fail(st, AOS_FA_NOT_FOUND, open_err, last);
-    if (open_err == ELOOP || open_err == ENXIO || open_err == EISDIR) {
-      return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, open_err, last);
-    }
-    return aos_fa_fail(st, AOS_FA_HOST_IO, open_err, last);
-  }
-
+/* The descriptor just opened must be a regular file (an entry swapped in after the
+ * look was opened without blocking: it is closed unread). Closes fd on failure. */
+static int aos_fa__opened(int fd, struct stat *opened, int last, aos_fa_status *st) {
   if (fstat(fd, opened) != 0) {
     int e = errno;
     close(fd);
@@ -191,8 +182,75 @@ static int aos_fa__open_regular(const aos_fa_root *root, const char *const *segs
     close(fd);
     return aos_fa_fail(st, AOS_FA_HOST_IO, EOVERFLOW, last);
   }
-  *fd_out = fd;
   return 0;
+}
+
+/* The fast path (openat2 resolver): 0 with *fd_out open on a regular file; 1 when the
+ * precise path must decide (nothing is open then); or a failure of the descriptor it
+ * opened (it was not a regular file). */
+static int aos_fa__open_fast(const aos_fa_root *root, const char *const *segs, size_t count,
+                             int *fd_out, struct stat *opened, int64_t *open_ns,
+                             aos_fa_status *st) {
+  if (root->resolver != AOS_FA_RESOLVE_OPENAT2) return 1;
+  char path[4096];
+  if (aos_fa_posix_join(segs, count, path, sizeof path) != 0) return 1;
+  struct stat look;
+  if (fstatat(root->fd, path, &look, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(look.st_mode)) return 1;
+  *open_ns = aos_fa__now_ns();
+  int fd = aos_fa_posix_openat2(root->fd, path, AOS_FA__READ_FLAGS);
+  if (fd < 0) return 1; /* a link (ELOOP, EXDEV), a removal, no openat2: be precise */
+  int r = aos_fa__opened(fd, opened, (int)count - 1, st);
+  if (r == 0) *fd_out = fd;
+  return r;
+}
+
+/* Opens the regular file segs[0..count) for reading: *fd and its metadata at the
+ * open (*opened), *open_ns the time just before the open. Fails *st otherwise. */
+static int aos_fa__open_regular(const aos_fa_root *root, const char *const *segs, size_t count,
+                                int *fd_out, struct stat *opened, int64_t *open_ns,
+                                aos_fa_status *st) {
+  *fd_out = -1;
+  /* No segments names the root itself: a directory, never a regular file. */
+  if (count == 0) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, 0, -1);
+  int r = aos_fa_segments_check(segs, count, st);
+  if (r != 0) return r;
+  r = aos_fa__open_fast(root, segs, count, fd_out, opened, open_ns, st);
+  if (r != 1) return r;
+
+  int last = (int)count - 1;
+  int dir = root->fd;
+  if (count > 1) {
+    r = aos_fa_walk(root, segs, count - 1, 0, &dir, st);
+    if (r != 0) return r;
+  }
+  /* Look before opening: a FIFO, socket or device is refused without being opened. */
+  struct stat before;
+  if (fstatat(dir, segs[last], &before, AT_SYMLINK_NOFOLLOW) != 0) {
+    int e = errno;
+    if (dir != root->fd) close(dir);
+    if (e == ENOENT && count == 1) {
+      r = aos_fa_root_check(root->fd, st); /* a removed root: ROOT_CHANGED */
+      if (r != 0) return r;
+    }
+    return aos_fa__open_failed(e, last, st);
+  }
+  if (!S_ISREG(before.st_mode)) {
+    if (dir != root->fd) close(dir);
+    return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, S_ISLNK(before.st_mode) ? ELOOP : 0, last);
+  }
+  /* The entry may be swapped between the look and the open: the open still never
+   * follows a link and never blocks, and the descriptor is checked again. */
+  *open_ns = aos_fa__now_ns();
+  int fd;
+  do {
+    fd = openat(dir, segs[last], AOS_FA__READ_FLAGS);
+  } while (fd < 0 && errno == EINTR);
+  int open_err = fd < 0 ? errno : 0;
+  if (dir != root->fd) close(dir);
+  if (fd < 0) return aos_fa__open_failed(open_err, last, st);
+  r = aos_fa__opened(fd, opened, last, st);
+  if (r == 0) *fd_out = fd;
+  return r;
 }
 
 /* Reads [offset, offset + size) of the open file into the caller's buffer under the
@@ -201,9 +259,6 @@ static int aos_fa__read_consistent(int fd, uint8_t *buf, size_t size, uint64_t o
                                    uint64_t max_bytes, const struct stat *opened, int64_t open_ns,
                                    int last, aos_fa_status *st) {
   bool racy = aos_fa__racy(opened, open_ns);
-#if defined(__linux__) && defined(SEEK_DATA)
-  if (racy) (void)lseek(fd, 0, SEEK_DATA); /* a barrier only: ENXIO (empty) is fine */
-#endif
   int r = aos_fa__read_pass(fd, buf, size, offset, probe, max_bytes, opened, last, st);
   if (r == 0 && racy) r = aos_fa__confirm(fd, buf, size, offset, probe, max_bytes, opened, last, st);
   close(fd);

@@ -8,6 +8,7 @@
  * The portable walk opens one component at a time with openat(O_NOFOLLOW |
  * O_DIRECTORY) relative to the previous descriptor. */
 #include "file_authority/fa.h"
+#include "file_authority/posix.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -63,6 +64,35 @@ static int aos_fa__openat2(int dirfd, const char *path, int flags) {
   return r < 0 ? -errno : (int)r;
 }
 #endif
+
+int aos_fa_posix_openat2(int dirfd, const char *path, int flags) {
+#ifdef AOS_FA__HAVE_OPENAT2
+  int fd = -EAGAIN;
+  /* EAGAIN: a rename elsewhere on the system raced the lookup; bounded retry. */
+  for (int tries = 0; fd == -EAGAIN && tries < AOS_FA__OPENAT2_RETRIES; tries++) {
+    fd = aos_fa__openat2(dirfd, path, flags);
+  }
+  return fd;
+#else
+  (void)dirfd;
+  (void)path;
+  (void)flags;
+  return -ENOSYS;
+#endif
+}
+
+int aos_fa_posix_join(const char *const *segs, size_t count, char *out, size_t cap) {
+  size_t used = 0;
+  for (size_t i = 0; i < count; i++) {
+    size_t n = strlen(segs[i]);
+    if (used + n + 2 > cap) return -ENAMETOOLONG;
+    if (i > 0) out[used++] = '/';
+    memcpy(out + used, segs[i], n);
+    used += n;
+  }
+  out[used] = '\0';
+  return 0;
+}
 
 bool aos_fa_openat2_available(void) {
 #ifdef AOS_FA__HAVE_OPENAT2
@@ -186,32 +216,34 @@ static int aos_fa__walk_portable(int rootfd, const char *const *segs, size_t cou
 static int aos_fa__walk_openat2(int rootfd, const char *const *segs, size_t count,
                                 unsigned flags) {
   char path[4096];
-  size_t used = 0;
-  for (size_t i = 0; i < count; i++) {
-    size_t n = strlen(segs[i]);
-    if (used + n + 2 > sizeof path) return -ENAMETOOLONG;
-    if (i > 0) path[used++] = '/';
-    memcpy(path + used, segs[i], n);
-    used += n;
-  }
-  path[used] = '\0';
+  int r = aos_fa_posix_join(segs, count, path, sizeof path);
+  if (r != 0) return r;
   int access = (flags & (AOS_FA_WALK_SYNC | AOS_FA_WALK_LIST)) ? O_RDONLY : AOS_FA__O_SEARCH;
-  int fd = -EAGAIN;
-  /* EAGAIN: a rename elsewhere on the system raced the lookup; bounded retry. */
-  for (int tries = 0; fd == -EAGAIN && tries < AOS_FA__OPENAT2_RETRIES; tries++) {
-    fd = aos_fa__openat2(rootfd, path, access | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  }
-  return fd;
+  return aos_fa_posix_openat2(rootfd, path, access | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 #endif
+
+/* A walk that failed: ROOT_CHANGED when the cause is that the root was removed (a
+ * removed directory has no entries and cannot gain any, so a walk beneath it always
+ * fails: the root's liveness need only be checked then), else the walk's own failure. */
+static int aos_fa__walk_failed(int rootfd, int r, aos_fa_status *st) {
+  aos_fa_status root_st;
+  if (aos_fa_root_check(rootfd, &root_st) != 0 && root_st.kind == AOS_FA_ROOT_CHANGED) {
+    return aos_fa_fail(st, AOS_FA_ROOT_CHANGED, 0, -1);
+  }
+  return r;
+}
 
 int aos_fa_walk(const aos_fa_root *root, const char *const *segs, size_t count,
                 unsigned flags, int *dir_out, aos_fa_status *st) {
   *dir_out = -1;
   int r = aos_fa_segments_check(segs, count, st);
   if (r != 0) return r;
-  r = aos_fa_root_check(root->fd, st);
-  if (r != 0) return r;
+  if (count == 0) {
+    /* The root itself opens even once removed: look. */
+    r = aos_fa_root_check(root->fd, st);
+    if (r != 0) return r;
+  }
 #ifdef AOS_FA__HAVE_OPENAT2
   if (root->resolver == AOS_FA_RESOLVE_OPENAT2 && count > 0) {
     int fd = aos_fa__walk_openat2(root->fd, segs, count, flags);
@@ -224,5 +256,7 @@ int aos_fa_walk(const aos_fa_root *root, const char *const *segs, size_t count,
      * the missing directories; it is as safe, only slower. */
   }
 #endif
-  return aos_fa__walk_portable(root->fd, segs, count, flags, dir_out, st);
+  r = aos_fa__walk_portable(root->fd, segs, count, flags, dir_out, st);
+  if (r != 0 && count > 0) r = aos_fa__walk_failed(root->fd, r, st);
+  return r;
 }
