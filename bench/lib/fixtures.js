@@ -67,8 +67,18 @@ function tmpfsBase () {
 
 // Fixture files get a modification time an hour back: the package reads a file
 // modified within the last second on a slower, checked path (a write barrier and a
-// second read), and the rows measure the ordinary case of a file at rest.
+// second read), and the rows measure the ordinary case of a file at rest. The
+// status-change time cannot be set back (setting the mtime moves it), and the package
+// looks at it too: atRest() waits until the last fixture written is a second old.
 const AT_REST = new Date(Date.now() - 3600 * 1000)
+const SETTLE_MS = 1100
+let lastWrite = 0
+
+/** Blocks until every fixture file written so far is at rest (ctime over 1 s old). */
+function atRest () {
+  const wait = lastWrite + SETTLE_MS - Date.now()
+  if (wait > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, wait)
+}
 
 /** Writes `size` pseudo-random bytes to `file` (parents created), dated an hour back. */
 function writeFile (file, size) {
@@ -86,6 +96,7 @@ function writeFile (file, size) {
     fs.closeSync(fd)
   }
   fs.utimesSync(file, AT_REST, AT_REST)
+  lastWrite = Date.now()
 }
 
 /** A directory `dir` with `count` entries in no particular order: every tenth a
@@ -100,4 +111,4 @@ function makeListing (dir, count) {
   }
 }
 
-module.exports = { diskBase, tmpfsBase, writeFile, makeListing, cleanup, mkTemp }
+module.exports = { diskBase, tmpfsBase, writeFile, atRest, makeListing, cleanup, mkTemp }

@@ -7,7 +7,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const { spawnSync } = require('node:child_process')
-const { writeFile } = require('./fixtures.js')
+const { writeFile, atRest } = require('./fixtures.js')
 
 // Calls that belong to the runtime (memory management, threads, the event loop),
 // not to the operation.
@@ -67,6 +67,7 @@ function check (ctx) {
     const lock = path.join(dir, 'l.lock')
     fs.writeFileSync(lock, '')
     const cfg = JSON.stringify({ read, write, lock })
+    atRest() // a file changed in the last second takes the checked path
     const target = path.join(__dirname, 'trace-target.js')
     const pkg = trace(process.execPath, [target, cfg], {}, dir, 'package')
     const portable = trace(process.execPath, [target, JSON.stringify({ read })], { AGENT_OS_FA_RESOLVER: 'portable' }, dir, 'portable')

@@ -3,9 +3,11 @@
 
 const { runLoop } = require('../lib/cbuild.js')
 const { need, probe, Unavailable } = require('../lib/pkg.js')
+const { atRest } = require('../lib/fixtures.js')
 
 /** An open ReadAuthority on `root` that has read `segments` once (or Unavailable). */
 function packageReader (ctx, root, segments, maxBytes) {
+  atRest()
   const fa = need(ctx.parts.fileAuthority, ['openReadAuthoritySync'])
   const a = probe('openReadAuthoritySync', () => fa.openReadAuthoritySync(root))
   ctx.onExit(() => a.closeSync())

@@ -7,7 +7,8 @@ const path = require('node:path')
 const { timeSync, timeAsync } = require('../lib/measure.js')
 const { runRow } = require('../lib/row.js')
 const { runSeries } = require('../lib/series.js')
-const { writeFile } = require('../lib/fixtures.js')
+const { writeFile, atRest } = require('../lib/fixtures.js')
+const { koffiReader } = require('../lib/koffi-reader.js')
 const { fmtBytes } = require('../lib/report.js')
 const { Unavailable } = require('../lib/pkg.js')
 const { packageReader, cLoop, needOpenat2 } = require('./common.js')
@@ -46,7 +47,8 @@ async function rows (ctx) {
       notes: [
         'The package opens its authority once, outside the timing; fs.readFileSync joins the path each call.',
         'The portable-walk implementation runs in a child process started with AGENT_OS_FA_RESOLVER=portable.',
-        'The C loops make the package\'s calls (see the syscall check): fstat root, resolve the parent (openat2, or openat per component), fstatat, openat, close, fstat, pread, pread, fstat, close. Fixture files are dated an hour back (files at rest).'
+        'The C loops make the package\'s calls (see the syscall check): openat2 resolver: fstatat of the path, one openat2 of the path, fstat, preadv (buffer + probe byte), fstat, close; portable: openat per parent component, fstatat, openat, close, fstat, preadv, fstat, close. Fixture files are dated an hour back and a second old (files at rest).',
+        'The Koffi rooted reader (bench/lib/koffi-reader.js) makes the same six calls through the FFI transport this package replaced (one pread of size + 1 bytes for preadv).'
       ],
       impls: [
         {
@@ -75,11 +77,25 @@ async function rows (ctx) {
           }
         },
         {
+          id: 'koffi',
+          label: 'Koffi rooted reader (FFI)',
+          role: 'alternative',
+          setup: () => {
+            needOpenat2(ctx)
+            atRest()
+            const k = koffiReader(root)
+            ctx.onExit(() => k.close())
+            k.read(segments)
+            return () => timeSync(n, () => k.read(segments))
+          }
+        },
+        {
           id: 'pkg-portable',
           label: 'agent-os readBytesSync, portable walk',
           tag: 'portable',
           role: 'package',
           setup: async () => {
+            atRest()
             const w = ctx.portableWorker()
             await w.ask({ op: 'probe', root, segments, maxBytes: budget.maxBytes }).catch(workerUnavailable)
             return async () => (await w.ask({ op: 'readSync', root, segments, maxBytes: budget.maxBytes, n })).ns
@@ -94,8 +110,9 @@ async function rows (ctx) {
       ],
       comparisons: [
         { pkg: 'pkg', alt: 'fs', limit: 0.6, target: '<= 0.6x', applicable: ctx.openat2, note: 'n/a (no openat2)' },
+        { pkg: 'pkg', alt: 'koffi', limit: 0.5, target: '<= 0.5x' },
         { pkg: 'pkg', alt: 'c-openat2', limit: 1.5, target: '<= 1.5x' },
-        { pkg: 'pkg-portable', alt: 'c-walk', limit: 1.1, target: '<= 1.1x' }
+        { pkg: 'pkg-portable', alt: 'c-walk', limit: 1.3, target: '<= 1.3x' }
       ]
     }, ctx))
   }
@@ -221,6 +238,7 @@ async function series (ctx) {
           id: 'pkg-portable',
           label: 'agent-os portable',
           setup: async (p) => {
+            atRest()
             const w = ctx.portableWorker()
             await w.ask({ op: 'probe', root, segments: p.segments, maxBytes: budget.maxBytes }).catch(workerUnavailable)
             return async () => (await w.ask({ op: 'readSync', root, segments: p.segments, maxBytes: budget.maxBytes, n: p.n })).ns
@@ -268,6 +286,7 @@ async function series (ctx) {
           setup: (p) => {
             writeFile(path.join(root, p.name), p.units)
             reader = reader || packageReader(ctx, root, null)
+            atRest()
             const opts = { maxBytes: p.units }
             reader.readBytesSync([p.name], opts)
             return () => timeSync(p.n, () => reader.readBytesSync([p.name], opts))

@@ -24,11 +24,16 @@
  * "racy", as git calls an index entry it cannot trust by time alone: its content is
  * read again and must come back identical, with the same metadata, before it is
  * returned; reads that differ are retried a bounded number of times, then reported as
- * FILE_CHANGED. Nothing here waits on another process: a writer stalled in the
- * middle of one write (its source buffer behind a page fault that never resolves)
- * cannot stall the read, at the price stated in docs/file-authority.md (such a write,
- * stalled across both reads, can be read half-done). Files not written recently cost
- * one read. */
+ * FILE_CHANGED. A write begun before the open and still copying (its writer merely
+ * preempted, or stalled) leaves the same torn bytes for both reads; so on Linux a
+ * racy read first waits, for at most AOS_FA__BARRIER_NS, for the inode lock that
+ * ext4, tmpfs and btrfs writers hold from before they set the times until their
+ * last byte is copied (lseek(SEEK_DATA) takes it). That lseek cannot be interrupted,
+ * so it runs on a helper thread of its own (on a dup of the descriptor, at most
+ * AOS_FA__BARRIER_THREADS at once): a writer that does not finish within the bound
+ * makes the read FILE_CHANGED, and only the helper thread, never the caller's, waits
+ * for that writer (docs/file-authority.md states what remains). Files not written
+ * recently cost one read and no wait. */
 #include "file_authority/fa.h"
 #include "file_authority/posix.h"
 
@@ -40,6 +45,11 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+
+#if defined(__linux__) && defined(SEEK_DATA)
+#include <pthread.h>
+#define AOS_FA__HAVE_BARRIER 1
+#endif
 
 #ifndef O_NOCTTY
 #define O_NOCTTY 0
@@ -76,6 +86,119 @@ static bool aos_fa__racy(const struct stat *sb, int64_t open_ns) {
   int64_t latest = mtime_ns > ctime_ns ? mtime_ns : ctime_ns;
   return open_ns == INT64_MAX || latest >= open_ns - AOS_FA__RACY_NS;
 }
+
+#ifdef AOS_FA__HAVE_BARRIER
+/* How long a racy read waits for a write under way to finish copying. */
+#define AOS_FA__BARRIER_NS (100LL * 1000 * 1000)
+/* Helper threads that may wait at once (each holds a dup of a descriptor). */
+#define AOS_FA__BARRIER_THREADS 8
+
+typedef struct {
+  int fd;        /* the helper's own descriptor (a dup), closed by the helper */
+  bool done;     /* the lseek returned; guarded by aos_fa__barrier_mu */
+  bool abandoned; /* the reader stopped waiting: the helper frees the job */
+  pthread_cond_t cv;
+  int slot;      /* its place in aos_fa__barrier_files */
+} aos_fa__barrier_job;
+
+static pthread_mutex_t aos_fa__barrier_mu = PTHREAD_MUTEX_INITIALIZER;
+/* The file each running helper waits on (dev, ino; in_use false: a free slot);
+ * guarded by the mutex. */
+static struct {
+  bool in_use;
+  dev_t dev;
+  ino_t ino;
+} aos_fa__barrier_files[AOS_FA__BARRIER_THREADS];
+
+static void *aos_fa__barrier_main(void *arg) {
+  aos_fa__barrier_job *job = arg;
+  (void)lseek(job->fd, 0, SEEK_DATA); /* returns once no write holds the inode lock */
+  close(job->fd);
+  pthread_mutex_lock(&aos_fa__barrier_mu);
+  job->done = true;
+  bool abandoned = job->abandoned;
+  aos_fa__barrier_files[job->slot].in_use = false;
+  pthread_cond_signal(&job->cv);
+  pthread_mutex_unlock(&aos_fa__barrier_mu);
+  if (abandoned) {
+    pthread_cond_destroy(&job->cv);
+    free(job);
+  }
+  return NULL;
+}
+
+/* Waits, for at most AOS_FA__BARRIER_NS, until no write holds the inode lock of fd
+ * (the file `sb` describes). 1: none does (a write begun before has finished
+ * copying); 0: one still did at the bound, or an earlier read's helper still waits on
+ * this same file; -1: no helper could be had (all waiting on other files, no memory
+ * or thread). */
+static int aos_fa__barrier(int fd, const struct stat *sb) {
+  int slot = -1;
+  bool same = false;
+  pthread_mutex_lock(&aos_fa__barrier_mu);
+  for (int i = 0; i < AOS_FA__BARRIER_THREADS; i++) {
+    if (!aos_fa__barrier_files[i].in_use) {
+      if (slot < 0) slot = i;
+    } else if (aos_fa__barrier_files[i].dev == sb->st_dev && aos_fa__barrier_files[i].ino == sb->st_ino) {
+      same = true;
+    }
+  }
+  if (!same && slot >= 0) {
+    aos_fa__barrier_files[slot].in_use = true;
+    aos_fa__barrier_files[slot].dev = sb->st_dev;
+    aos_fa__barrier_files[slot].ino = sb->st_ino;
+  }
+  pthread_mutex_unlock(&aos_fa__barrier_mu);
+  if (same) return 0;
+  if (slot < 0) return -1;
+  aos_fa__barrier_job *job = calloc(1, sizeof *job);
+  pthread_condattr_t ca;
+  bool ca_ok = false, cv_ok = false;
+  if (job != NULL) {
+    job->slot = slot;
+    job->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    ca_ok = pthread_condattr_init(&ca) == 0;
+    cv_ok = ca_ok && pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 &&
+            pthread_cond_init(&job->cv, &ca) == 0;
+    if (ca_ok) pthread_condattr_destroy(&ca);
+  }
+  pthread_t t;
+  pthread_attr_t ta;
+  bool started = false;
+  if (job != NULL && job->fd >= 0 && cv_ok && pthread_attr_init(&ta) == 0) {
+    started = pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED) == 0 &&
+              pthread_attr_setstacksize(&ta, 64 * 1024) == 0 &&
+              pthread_create(&t, &ta, aos_fa__barrier_main, job) == 0;
+    pthread_attr_destroy(&ta);
+  }
+  if (!started) {
+    if (job != NULL && job->fd >= 0) close(job->fd);
+    if (cv_ok) pthread_cond_destroy(&job->cv);
+    free(job);
+    pthread_mutex_lock(&aos_fa__barrier_mu);
+    aos_fa__barrier_files[slot].in_use = false;
+    pthread_mutex_unlock(&aos_fa__barrier_mu);
+    return -1;
+  }
+  struct timespec deadline;
+  clock_gettime(CLOCK_MONOTONIC, &deadline);
+  int64_t end = aos_fa__ns(deadline.tv_sec, deadline.tv_nsec) + AOS_FA__BARRIER_NS;
+  deadline.tv_sec = (time_t)(end / 1000000000LL);
+  deadline.tv_nsec = (long)(end % 1000000000LL);
+  pthread_mutex_lock(&aos_fa__barrier_mu);
+  while (!job->done) {
+    if (pthread_cond_timedwait(&job->cv, &aos_fa__barrier_mu, &deadline) == ETIMEDOUT) break;
+  }
+  bool done = job->done;
+  if (!done) job->abandoned = true; /* the helper frees it when its lseek returns */
+  pthread_mutex_unlock(&aos_fa__barrier_mu);
+  if (done) {
+    pthread_cond_destroy(&job->cv);
+    free(job);
+  }
+  return done ? 1 : 0;
+}
+#endif
 
 /* Reads buf[0..size) from `offset` and, when `extra` is given, one byte more into
  * *extra, with preadv (one call for a file that holds still); fewer only at end of
@@ -259,6 +382,13 @@ static int aos_fa__read_consistent(int fd, uint8_t *buf, size_t size, uint64_t o
                                    uint64_t max_bytes, const struct stat *opened, int64_t open_ns,
                                    int last, aos_fa_status *st) {
   bool racy = aos_fa__racy(opened, open_ns);
+#ifdef AOS_FA__HAVE_BARRIER
+  /* A write still copying after the bound: its bytes are not one moment's. */
+  if (racy && aos_fa__barrier(fd, opened) == 0) {
+    close(fd);
+    return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+  }
+#endif
   int r = aos_fa__read_pass(fd, buf, size, offset, probe, max_bytes, opened, last, st);
   if (r == 0 && racy) r = aos_fa__confirm(fd, buf, size, offset, probe, max_bytes, opened, last, st);
   close(fd);

@@ -23,7 +23,7 @@ describe('file-authority: read core alone (C)', function () {
     try {
       const exe = path.join(dir, 'read_core')
       execFileSync('cc', ['-std=c11', '-Wall', '-Wextra', '-Werror', '-D_GNU_SOURCE', '-g',
-        '-fsanitize=address,undefined', '-fno-sanitize-recover=undefined', '-I', path.join(root, 'src'),
+        '-pthread', '-fsanitize=address,undefined', '-fno-sanitize-recover=undefined', '-I', path.join(root, 'src'),
         path.join(__dirname, 'native', 'read_core.c'), ...CORE, '-o', exe])
       for (const r of ['portable', 'openat2']) fs.mkdirSync(path.join(dir, r))
       assert.equal(execFileSync(exe, [path.join(dir, 'portable'), path.join(dir, 'openat2')],

@@ -2,6 +2,9 @@
  * once the loop runs. Every complete version of FILE is one letter repeated, and the
  * file is only ever between versions in the middle of one system call:
  *   pwrite   one pwrite of SIZE bytes of the next letter at offset 0 (same size)
+ *   restore  as pwrite, then the modification time set back to the file's time at
+ *            the start (futimens, as touch -r, rsync --inplace -t or an editor that
+ *            keeps the time would): only the status-change time shows the edit
  *   append   CHUNK bytes of the current letter appended; past 4*SIZE the file is
  *            truncated back to SIZE and the letter changes (complete versions:
  *            SIZE + k*CHUNK bytes of one letter) */
@@ -9,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int main(int argc, char **argv) {
@@ -19,13 +23,17 @@ int main(int argc, char **argv) {
   if (fd < 0) return 3;
   char *buf = malloc(size > chunk ? size : chunk);
   if (buf == NULL) return 4;
+  struct stat at_start;
+  if (fstat(fd, &at_start) != 0) return 3;
+  struct timespec keep[2] = {{0, UTIME_OMIT}, at_start.st_mtim};
   char letter = 'A';
   off_t len = (off_t)size;
   for (unsigned long i = 0;; i++) {
-    if (strcmp(mode, "pwrite") == 0) {
+    if (strcmp(mode, "pwrite") == 0 || strcmp(mode, "restore") == 0) {
       letter = (char)('A' + (i % 26));
       memset(buf, letter, size);
       if (pwrite(fd, buf, size, 0) != (ssize_t)size) return 5;
+      if (mode[0] == 'r' && futimens(fd, keep) != 0) return 7;
     } else {
       memset(buf, letter, chunk);
       if (pwrite(fd, buf, chunk, len) != (ssize_t)chunk) return 5;
