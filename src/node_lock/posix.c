@@ -286,10 +286,14 @@ static int aos_lock__scan_table(const struct stat *st, aos_lock__table_match *m)
   return result;
 }
 
+/* The most descriptors of a holder looked at to confirm a lock-table line. */
+#define AOS_LOCK__MAX_FDS_LOOKED 4096
+
 /* 1 when process `pid` has the file `st` describes open (one of /proc/PID/fd/N,
  * followed, has its device and inode), 0 when it has not or that cannot be seen
  * (another user's process, for one that is not root). Bounded by the process's
- * descriptors; used only to confirm a lock-table line found by inode alone. */
+ * descriptors (at most AOS_LOCK__MAX_FDS_LOOKED); used only to confirm a lock-table
+ * line found by inode alone. */
 static int aos_lock__has_open(int64_t pid, const struct stat *st) {
   char dir[40];
   snprintf(dir, sizeof dir, "/proc/%lld/fd", (long long)pid);
@@ -304,9 +308,13 @@ static int aos_lock__has_open(int64_t pid, const struct stat *st) {
     return 0;
   }
   int found = 0;
+  int looked = 0;
   struct dirent *e;
-  while (found == 0 && (e = readdir(d)) != NULL) {
+  /* Bounded: a holder with more descriptors than this is not confirmed (and the
+   * record decides), so another process cannot make this caller wait long. */
+  while (found == 0 && looked < AOS_LOCK__MAX_FDS_LOOKED && (e = readdir(d)) != NULL) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    looked++;
     struct stat target;
     if (fstatat(dfd, e->d_name, &target, 0) == 0 && target.st_dev == st->st_dev &&
         target.st_ino == st->st_ino) {
