@@ -66,7 +66,7 @@ function callsBetweenMarkers (file) {
 }
 
 describe('node-lock: refusing never sleeps (strace)', function () {
-  this.timeout(60000)
+  this.timeout(300000) // strace slows every call; under a sanitizer build, more so
   let dir
   beforeEach(function () {
     if (process.platform !== 'linux') skipBecause(this, 'strace: Linux only (the Windows and macOS code has no sleep or yield left: see src/node_lock/win32.c, posix.c)')
