@@ -204,7 +204,11 @@ export declare function acquire(
   lockPath: string,
   options?: { timeoutMs?: number; signal?: AbortSignalLike }
 ): Promise<LockGuard>
-export declare function withLock<T>(lockPath: string, fn: () => T | Promise<T>): Promise<T>
+export declare function withLock<T>(
+  lockPath: string,
+  fn: () => T | Promise<T>,
+  options?: { timeoutMs?: number; signal?: AbortSignal }
+): Promise<T>
 
 // ----------------------------------------------------------------------- process
 

@@ -11,7 +11,7 @@ const CODES = new Set(['INVALID_PATH', 'UNSAFE_ENTRY', 'LOCK_HELD', 'LOCK_TIMEOU
 
 const TEXT = {
   INVALID_PATH: 'invalid lock path or argument',
-  UNSAFE_ENTRY: 'the entry at the lock path is a link or not a regular file',
+  UNSAFE_ENTRY: 'the entry at the lock path is not a guard file (a link, not a regular file, a file with more than one link, or content other than a holder record); it was left as it was',
   LOCK_HELD: 'the lock is held',
   LOCK_TIMEOUT: 'the lock was still held when the time ran out',
   UNSUPPORTED_BACKEND: 'no native backend',
@@ -28,7 +28,7 @@ class NodeLockError extends Error {
     let d
     try { // each detail read once, so a getter cannot change it between check and use
       const given = details === undefined || details === null ? {} : details
-      d = { operation: given.operation, holderPid: given.holderPid, hostCode: given.hostCode }
+      d = { operation: given.operation, holderPid: given.holderPid, hostCode: given.hostCode, [kReason]: given[kReason] }
     } catch {
       throw new TypeError('NodeLockError: details could not be read')
     }
@@ -59,12 +59,16 @@ function nativePart (operation) {
 
 const isWindows = process.platform === 'win32'
 
+function invalid (operation, reason) {
+  return new NodeLockError('INVALID_PATH', { operation, [kReason]: reason })
+}
+
 function checkPath (lockPath, operation) {
   const ok = typeof lockPath === 'string' && lockPath.length > 0 && !lockPath.includes('\0') &&
     (isWindows ? /^(?:[A-Za-z]:[\\/]|[\\/]{2}[^\\/])/.test(lockPath) : path.posix.isAbsolute(lockPath)) &&
     // A name that ends in a separator can never be a file.
     !(isWindows ? /[\\/]$/ : /\/$/).test(lockPath)
-  if (!ok) throw new NodeLockError('INVALID_PATH', { operation })
+  if (!ok) throw invalid(operation, 'lockPath must be an absolute path to a file (a string without NUL, not ending in a separator)')
 }
 
 const kMake = Symbol('make')
@@ -140,24 +144,26 @@ function isAbortSignal (value) {
   }
 }
 
-function checkAcquireOptions (options) {
-  if (options === undefined || options === null) return { timeoutMs: DEFAULT_TIMEOUT_MS, signal: undefined }
-  if (typeof options !== 'object') throw new NodeLockError('INVALID_PATH', { operation: 'acquire' })
+// Reads acquire's (and withLock's) options. Each option is read once, so a getter
+// cannot change it between check and use. `waits` tells whether the caller asked
+// for a wait at all (withLock waits only then).
+function checkAcquireOptions (options, operation) {
+  if (options === undefined || options === null) return { timeoutMs: DEFAULT_TIMEOUT_MS, signal: undefined, waits: false }
+  if (typeof options !== 'object') throw invalid(operation, 'options must be an object')
   let given, signal
   try {
     given = options.timeoutMs
     signal = options.signal
   } catch {
-    throw new NodeLockError('INVALID_PATH', { operation: 'acquire' }) // a getter or proxy trap threw
+    throw invalid(operation, 'options could not be read') // a getter or proxy trap threw
   }
-  const timeoutMs = given === undefined ? DEFAULT_TIMEOUT_MS : given
-  if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs < 0) {
-    throw new NodeLockError('INVALID_PATH', { operation: 'acquire' })
+  if (given !== undefined && (typeof given !== 'number' || !Number.isFinite(given) || given < 0)) {
+    throw invalid(operation, 'options.timeoutMs must be a finite number >= 0')
   }
   if (signal !== undefined && !isAbortSignal(signal)) {
-    throw new NodeLockError('INVALID_PATH', { operation: 'acquire' })
+    throw invalid(operation, 'options.signal must be an AbortSignal')
   }
-  return { timeoutMs, signal }
+  return { timeoutMs: given === undefined ? DEFAULT_TIMEOUT_MS : given, signal, waits: given !== undefined || signal !== undefined }
 }
 
 // Waits `ms`, or rejects with the signal's reason as soon as it aborts.
@@ -178,20 +184,16 @@ function pause (ms, signal) {
   })
 }
 
-/** Retries tryAcquire with growing, jittered pauses until it succeeds, `timeoutMs`
- * passes (LOCK_TIMEOUT) or `signal` aborts (its reason). */
-async function acquire (lockPath, options) {
-  checkPath(lockPath, 'acquire')
-  const { timeoutMs, signal } = checkAcquireOptions(options)
-  nativePart('acquire')
+// The bounded retry loop of acquire (and of withLock when asked to wait).
+async function waitFor (lockPath, operation, timeoutMs, signal) {
   if (signal !== undefined && signal.aborted) throw signal.reason
   const deadline = performance.now() + timeoutMs
   let delay = FIRST_DELAY_MS
   for (;;) {
-    const r = attempt(lockPath, 'acquire', true)
+    const r = attempt(lockPath, operation, true)
     if (typeof r !== 'number') return r
     const left = deadline - performance.now()
-    if (left <= 0) throw new NodeLockError('LOCK_TIMEOUT', { operation: 'acquire', holderPid: r })
+    if (left <= 0) throw new NodeLockError('LOCK_TIMEOUT', { operation, holderPid: r })
     // Full jitter over the upper half, so contenders that were refused together do
     // not retry together.
     const wait = Math.min(left, delay / 2 + Math.random() * (delay / 2))
@@ -200,17 +202,35 @@ async function acquire (lockPath, options) {
   }
 }
 
-/** Runs `fn` holding the lock; LOCK_HELD when it is held. Releases after `fn`
- * settles, however it settles. */
-async function withLock (lockPath, fn) {
+/** Retries tryAcquire with growing, jittered pauses until it succeeds, `timeoutMs`
+ * passes (LOCK_TIMEOUT) or `signal` aborts (its reason). */
+async function acquire (lockPath, options) {
+  checkPath(lockPath, 'acquire')
+  const { timeoutMs, signal } = checkAcquireOptions(options, 'acquire')
+  nativePart('acquire')
+  return waitFor(lockPath, 'acquire', timeoutMs, signal)
+}
+
+/** Runs `fn` holding the lock, and releases after `fn` settles, however it settles.
+ * Without options, LOCK_HELD at once when the lock is held; with `timeoutMs` or
+ * `signal`, waits as acquire does. */
+async function withLock (lockPath, fn, options) {
   checkPath(lockPath, 'withLock')
-  if (typeof fn !== 'function') throw new NodeLockError('INVALID_PATH', { operation: 'withLock' })
-  const r = attempt(lockPath, 'withLock', true)
-  if (typeof r === 'number') throw new NodeLockError('LOCK_HELD', { operation: 'withLock', holderPid: r })
+  if (typeof fn !== 'function') throw invalid('withLock', 'fn must be a function')
+  const { timeoutMs, signal, waits } = checkAcquireOptions(options, 'withLock')
+  let guard
+  if (waits) {
+    nativePart('withLock')
+    guard = await waitFor(lockPath, 'withLock', timeoutMs, signal)
+  } else {
+    const r = attempt(lockPath, 'withLock', true)
+    if (typeof r === 'number') throw new NodeLockError('LOCK_HELD', { operation: 'withLock', holderPid: r })
+    guard = r
+  }
   try {
     return await fn()
   } finally {
-    r.release()
+    guard.release()
   }
 }
 

@@ -21,20 +21,23 @@ typedef struct aos_lock {
 #else
   int fd; /* -1 when not held */
 #endif
-  bool recorded; /* the holder's pid was written into the guard file */
+  bool recorded; /* the holder's record was written into the guard file */
 } aos_lock;
 
 typedef enum aos_lock_state {
   AOS_LOCK_ACQUIRED = 0, /* *lock now holds the guard */
   AOS_LOCK_HELD,         /* another handle (any process or thread) holds it */
-  AOS_LOCK_UNSAFE        /* the entry at the path is a link or not a regular file */
+  AOS_LOCK_UNSAFE        /* the entry at the path is not a guard file: a link, not a regular
+                          * file, a file with more than one link, or (found when locked)
+                          * content other than a holder record (src/node_lock/record.h) */
 } aos_lock_state;
 
 typedef struct aos_lock_outcome {
   aos_lock_state state;
   /* AOS_LOCK_HELD, when the caller asked for it: the holder's pid where it can be
-   * known (a live process of this host whose pid the guard file records and, on
-   * Linux, which the kernel lists as holding the file's lock); 0 otherwise. */
+   * known (Linux: the live process the kernel's lock table lists as holding the
+   * file's flock; elsewhere, or when the table has no match, the live process the
+   * guard file's record names); 0 otherwise. */
   int64_t holder_pid;
   /* AOS_LOCK_UNSAFE: the host's refusal as a positive errno value (ELOOP for a
    * symlink, EISDIR for a directory), or 0 when the entry was refused by type. */
@@ -50,7 +53,10 @@ typedef struct aos_lock_outcome {
  * waiting. Opens or creates the guard file without following a link at its final
  * component, refuses anything but a regular file, takes an exclusive nonblocking
  * lock on the open handle, then checks the handle is still the file the path names
- * and records this process's pid in the file.
+ * and is a guard: one link, and (when locked) empty or holding a holder record. A
+ * file that is not a guard is unlocked and left exactly as it was. Where the system
+ * keeps no readable table of lock holders (all but Linux with /proc), the holder then
+ * writes its record into the file. Never sleeps, yields or spins.
  *
  * Returns 0 with *out describing the outcome (on AOS_LOCK_ACQUIRED, *lock holds
  * it until aos_lock_release), or -errno for a host failure (missing directory,
@@ -60,8 +66,8 @@ typedef struct aos_lock_outcome {
 int aos_lock_try_acquire(const char *path, bool want_holder, aos_lock *lock,
                          aos_lock_outcome *out);
 
-/* Releases a held guard: clears the recorded pid (before unlocking, so it can never
- * erase the pid of the next holder), unlocks, closes. Idempotent: a released or
+/* Releases a held guard: clears its record if it wrote one (before unlocking, so it
+ * can never erase the record of the next holder), unlocks, closes. Idempotent: a released or
  * never-acquired lock (fd -1 / NULL handle) is left alone. Never fails: the handle
  * is gone afterwards whatever the host says. The guard file is never deleted. */
 void aos_lock_release(aos_lock *lock);

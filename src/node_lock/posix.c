@@ -13,9 +13,10 @@
 #endif
 
 #include "node_lock/node_lock.h"
+#include "node_lock/record.h"
 
 #include <errno.h>
-#include <sched.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -37,11 +38,12 @@
 #error "node-lock needs O_CLOEXEC"
 #endif
 
-/* Extra reads of an empty pid record before the holder counts as unknown. */
-#define AOS_LOCK__PID_RETRIES 16
-
-/* The longest pid record read back: "2147483647\n" with room to spare. */
-#define AOS_LOCK__PID_MAX_BYTES 24
+/* The table of who holds which lock: 0 not looked at yet, 1 the kernel's lock table
+ * (/proc/locks) can be read, so no record is written; 2 it cannot, so the holder
+ * records its pid in the guard file. Looked at once per process. */
+#ifdef __linux__
+static _Atomic int aos_lock__table_state;
+#endif
 
 void aos_lock_init(aos_lock *lock) {
   lock->fd = -1;
@@ -105,12 +107,39 @@ static void aos_lock__close(int fd) {
   errno = saved;
 }
 
+/* Whether the holder records its pid in the guard file: not on Linux when the
+ * kernel's lock table can be read (it names the holder itself); everywhere else. */
+static bool aos_lock__records(void) {
+#ifdef __linux__
+  int state = aos_lock__table_state;
+  if (state == 0) {
+    int fd;
+    do {
+      fd = open("/proc/locks", O_RDONLY | O_CLOEXEC);
+    } while (fd == -1 && errno == EINTR);
+    char probe[1];
+    ssize_t n = -1;
+    if (fd >= 0) {
+      do {
+        n = read(fd, probe, 0);
+      } while (n == -1 && errno == EINTR);
+      aos_lock__close(fd);
+    }
+    state = n == 0 ? 1 : 2;
+    aos_lock__table_state = state;
+  }
+  return state == 2;
+#else
+  return true;
+#endif
+}
+
 /* Opens the guard file for the lock: read-write (so the holder can record its pid),
  * created if missing with 0666 less the umask, never through a symlink at the final
  * component, never blocking (a FIFO opened O_NONBLOCK returns at once), never as a
  * controlling terminal. An existing guard file this process may not write (another
  * user's, or on a read-only mount) is opened read-only: flock needs no write
- * access; the pid is then not recorded. */
+ * access; the pid is then not recorded (and a stale record not cleared). */
 static int aos_lock__open(const char *path, bool *writable) {
   const int base = O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
   int fd;
@@ -144,9 +173,10 @@ static int aos_lock__still_at_path(const char *path, const struct stat *held) {
 }
 
 static void aos_lock__record_pid(aos_lock *lock) {
-  char text[AOS_LOCK__PID_MAX_BYTES];
-  int n = snprintf(text, sizeof text, "%ld\n", (long)getpid());
-  if (n <= 0 || (size_t)n >= sizeof text) return;
+  char text[AOS_LOCK_RECORD_MAX_BYTES + 1];
+  int n = aos_lock_format_record(text, sizeof text, (int64_t)getpid());
+  if (n <= 0) return;
+  /* The file is empty or holds an earlier record (checked under the lock). */
   if (aos_lock__ftruncate0(lock->fd) != 0) return;
   lock->recorded = true;
   size_t done = 0;
@@ -158,23 +188,20 @@ static void aos_lock__record_pid(aos_lock *lock) {
   }
 }
 
-/* The pid recorded in the guard file open at `fd`, or 0 when there is none: the
- * file must hold exactly decimal digits and one newline. */
-static int64_t aos_lock__read_pid(int fd) {
-  char text[AOS_LOCK__PID_MAX_BYTES];
+/* Reads the guard file open at `fd`, `size` bytes long by its fstat: 1 when it is a
+ * holder record (*pid: the pid it names, 0 for none or a later record version), 0
+ * when it is anything else, -errno when it cannot be read. An empty file is not a
+ * record (the caller tells it apart by its size). */
+static int aos_lock__read_record(int fd, off_t size, int64_t *pid) {
+  *pid = 0;
+  if (size <= 0 || size > AOS_LOCK_RECORD_MAX_BYTES) return 0;
+  char text[AOS_LOCK_RECORD_MAX_BYTES + 1];
   ssize_t n;
   do {
     n = pread(fd, text, sizeof text, 0);
   } while (n == -1 && errno == EINTR);
-  if (n <= 1 || (size_t)n >= sizeof text) return 0;
-  if (text[n - 1] != '\n') return 0;
-  int64_t pid = 0;
-  for (ssize_t i = 0; i < n - 1; i++) {
-    if (text[i] < '0' || text[i] > '9') return 0;
-    pid = pid * 10 + (text[i] - '0');
-    if (pid > INT_MAX) return 0;
-  }
-  return pid;
+  if (n < 0) return -errno;
+  return aos_lock_parse_record(text, (size_t)n, pid) ? 1 : 0;
 }
 
 static bool aos_lock__pid_alive(int64_t pid) {
@@ -184,30 +211,43 @@ static bool aos_lock__pid_alive(int64_t pid) {
 }
 
 #ifdef __linux__
-/* The pid on one line of /proc/locks, "N: FLOCK  ADVISORY  WRITE pid MAJ:MIN:INO 0 EOF",
- * when it is an exclusive flock on the file `st` describes; else 0 (waiters read
- * "N: -> FLOCK ..." and never match). */
-static int64_t aos_lock__locks_line_holder(const char *line, const struct stat *st) {
+/* What the kernel's lock table says about one file. */
+typedef struct aos_lock__table_match {
+  int64_t exact;     /* the pid of the exclusive flock listed on the file's device and inode */
+  int64_t by_inode;  /* the pid of the one such flock listed on another device, same inode */
+  int inode_matches; /* how many flocks were listed on another device with that inode */
+} aos_lock__table_match;
+
+/* Reads one line of /proc/locks, "N: FLOCK  ADVISORY  WRITE pid MAJ:MIN:INO 0 EOF",
+ * into *m when it is an exclusive flock on the inode `st` describes (waiters read
+ * "N: -> FLOCK ..." and never match). The table shows the device of the file's
+ * superblock: on btrfs that is not the subvolume device that stat reports, so a
+ * line on another device with the same inode is kept apart as a candidate. */
+static void aos_lock__locks_line(const char *line, const struct stat *st,
+                                 aos_lock__table_match *m) {
   char type[16], mode[16], access[16];
   long long line_pid = 0;
   unsigned int maj = 0, min = 0;
   unsigned long long ino = 0;
   int n = sscanf(line, "%*d: %15s %15s %15s %lld %x:%x:%llu", type, mode, access,
                  &line_pid, &maj, &min, &ino);
-  if (n != 7 || line_pid <= 0 || line_pid > INT_MAX) return 0;
-  bool match = strcmp(type, "FLOCK") == 0 && strcmp(access, "WRITE") == 0 &&
-               maj == major(st->st_dev) && min == minor(st->st_dev) &&
-               ino == (unsigned long long)st->st_ino;
-  return match ? (int64_t)line_pid : 0;
+  if (n != 7 || line_pid <= 0 || line_pid > INT_MAX) return;
+  if (strcmp(type, "FLOCK") != 0 || strcmp(access, "WRITE") != 0) return;
+  if (ino != (unsigned long long)st->st_ino) return;
+  if (maj == major(st->st_dev) && min == minor(st->st_dev)) {
+    m->exact = (int64_t)line_pid;
+  } else {
+    m->inode_matches++;
+    m->by_inode = (int64_t)line_pid;
+  }
 }
 
-/* The pid that the kernel's lock table lists as holding an exclusive flock on the
- * file `st` describes: > 0, 0 when it lists none, -1 when the table cannot be read
- * (no procfs). This is the kernel's own record of who locked, so it needs no help
- * from the holder (it is right even in the instant between a holder's flock and its
- * pid write). Pids in /proc/locks are those of the reader's pid namespace; a holder
- * in another namespace shows as 0 and is not named. */
-static int64_t aos_lock__kernel_holder(const struct stat *st) {
+/* Scans the kernel's lock table for the file `st` describes. Returns 0, or -1 when
+ * the table cannot be read (no procfs). Stops at an exact match. This is the
+ * kernel's own record of who locked, so it needs no help from the holder. Pids in
+ * /proc/locks are those of the reader's pid namespace; a holder in another namespace
+ * is not listed. */
+static int aos_lock__scan_table(const struct stat *st, aos_lock__table_match *m) {
   int fd;
   do {
     fd = open("/proc/locks", O_RDONLY | O_CLOEXEC);
@@ -215,27 +255,27 @@ static int64_t aos_lock__kernel_holder(const struct stat *st) {
   if (fd == -1) return -1;
   char buf[8192];
   size_t have = 0;
-  int64_t found = 0;
+  int result = 0;
   for (;;) {
     ssize_t n = read(fd, buf + have, sizeof buf - 1 - have);
     if (n == -1 && errno == EINTR) continue;
     if (n < 0) {
-      found = -1;
+      result = -1;
       break;
     }
     have += (size_t)n;
     buf[have] = '\0';
     char *line = buf;
     char *nl;
-    while (found == 0 && (nl = strchr(line, '\n')) != NULL) {
+    while (m->exact == 0 && (nl = strchr(line, '\n')) != NULL) {
       *nl = '\0';
-      found = aos_lock__locks_line_holder(line, st);
+      aos_lock__locks_line(line, st, m);
       line = nl + 1;
     }
-    if (found != 0) break;
+    if (m->exact != 0) break;
     size_t rest = have - (size_t)(line - buf);
     if (n == 0) {
-      if (rest > 0) found = aos_lock__locks_line_holder(line, st);
+      if (rest > 0) aos_lock__locks_line(line, st, m);
       break;
     }
     if (rest == sizeof buf - 1) rest = 0; /* a line longer than any the kernel writes */
@@ -243,29 +283,68 @@ static int64_t aos_lock__kernel_holder(const struct stat *st) {
     have = rest;
   }
   aos_lock__close(fd);
+  return result;
+}
+
+/* The most descriptors of a holder looked at to confirm a lock-table line. */
+#define AOS_LOCK__MAX_FDS_LOOKED 4096
+
+/* 1 when process `pid` has the file `st` describes open (one of /proc/PID/fd/N,
+ * followed, has its device and inode), 0 when it has not or that cannot be seen
+ * (another user's process, for one that is not root). Bounded by the process's
+ * descriptors (at most AOS_LOCK__MAX_FDS_LOOKED); used only to confirm a lock-table
+ * line found by inode alone. */
+static int aos_lock__has_open(int64_t pid, const struct stat *st) {
+  char dir[40];
+  snprintf(dir, sizeof dir, "/proc/%lld/fd", (long long)pid);
+  int dfd;
+  do {
+    dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  } while (dfd == -1 && errno == EINTR);
+  if (dfd == -1) return 0;
+  DIR *d = fdopendir(dfd);
+  if (d == NULL) {
+    aos_lock__close(dfd);
+    return 0;
+  }
+  int found = 0;
+  int looked = 0;
+  struct dirent *e;
+  /* Bounded: a holder with more descriptors than this is not confirmed (and the
+   * record decides), so another process cannot make this caller wait long. */
+  while (found == 0 && looked < AOS_LOCK__MAX_FDS_LOOKED && (e = readdir(d)) != NULL) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    looked++;
+    struct stat target;
+    if (fstatat(dfd, e->d_name, &target, 0) == 0 && target.st_dev == st->st_dev &&
+        target.st_ino == st->st_ino) {
+      found = 1;
+    }
+  }
+  (void)closedir(d); /* closes dfd */
   return found;
 }
 #endif
 
 /* The holder's pid where it can be known, else 0. `fd` is this caller's own
- * (unlocked) descriptor of the guard file, `st` its identity.
- * Linux: the kernel's lock table names the process that took the flock; the pid
- * recorded in the file is only consulted where that table cannot be read. Elsewhere
- * (and then): the recorded pid, if it names a live process. A holder records its pid a
- * few system calls after its flock succeeded, so an empty record is read again a
- * bounded number of times, yielding the processor in between. */
+ * (unlocked) descriptor of the guard file, `st` its identity. Never waits.
+ * Linux: the kernel's lock table names the process that took the flock, matched by
+ * device and inode; where the device differs (btrfs), by inode alone when exactly
+ * one such lock is listed and that process has this very file open. Elsewhere, and
+ * when the table has no match: the pid the guard file records, if it names a live
+ * process. */
 static int64_t aos_lock__holder_pid(int fd, const struct stat *st) {
 #ifdef __linux__
-  int64_t kernel = aos_lock__kernel_holder(st);
-  if (kernel >= 0) return aos_lock__pid_alive(kernel) ? kernel : 0;
-#else
-  (void)st;
-#endif
-  int64_t pid = aos_lock__read_pid(fd);
-  for (int tries = 0; pid == 0 && tries < AOS_LOCK__PID_RETRIES; tries++) {
-    sched_yield();
-    pid = aos_lock__read_pid(fd);
+  aos_lock__table_match m = {0, 0, 0};
+  if (aos_lock__scan_table(st, &m) == 0) {
+    if (m.exact > 0) return aos_lock__pid_alive(m.exact) ? m.exact : 0;
+    if (m.inode_matches == 1 && aos_lock__has_open(m.by_inode, st)) {
+      return aos_lock__pid_alive(m.by_inode) ? m.by_inode : 0;
+    }
   }
+#endif
+  int64_t pid = 0;
+  if (aos_lock__read_record(fd, st->st_size, &pid) != 1) return 0;
   return aos_lock__pid_alive(pid) ? pid : 0;
 }
 
@@ -298,6 +377,15 @@ int aos_lock_try_acquire(const char *path, bool want_holder, aos_lock *lock,
       }
       return fd;
     }
+
+    int r = aos_lock__flock(fd, LOCK_EX | LOCK_NB);
+    bool locked = r == 0;
+    if (!locked && r != -EWOULDBLOCK && r != -EAGAIN) {
+      aos_lock__close(fd);
+      return r;
+    }
+    /* The descriptor's identity, type, link count and size, taken after the flock:
+     * when locked, no participant writes the file from here on. */
     if (fstat(fd, &st) == -1) {
       int err = errno;
       aos_lock__close(fd);
@@ -307,13 +395,6 @@ int aos_lock_try_acquire(const char *path, bool want_holder, aos_lock *lock,
       aos_lock__close(fd);
       aos_lock__unsafe(out, &st, 0);
       return 0;
-    }
-
-    int r = aos_lock__flock(fd, LOCK_EX | LOCK_NB);
-    bool locked = r == 0;
-    if (!locked && r != -EWOULDBLOCK && r != -EAGAIN) {
-      aos_lock__close(fd);
-      return r;
     }
 
     int same = aos_lock__still_at_path(path, &st);
@@ -328,15 +409,48 @@ int aos_lock_try_acquire(const char *path, bool want_holder, aos_lock *lock,
       continue;
     }
 
+    /* A file with another name (a hard link to a data file) is never a guard. */
+    if (st.st_nlink > 1) {
+      aos_lock__close(fd);
+      aos_lock__unsafe(out, &st, 0);
+      return 0;
+    }
+
     if (!locked) {
+      /* Held: the holder may be writing its record right now, so the content is
+       * not judged here; it is only read for the holder's pid. */
       out->state = AOS_LOCK_HELD;
       out->holder_pid = want_holder ? aos_lock__holder_pid(fd, &st) : 0;
       aos_lock__close(fd);
       return 0;
     }
 
+    /* Locked: the file must be empty or hold a holder record (a holder that died
+     * left its own); anything else is not a guard and is left as it is. */
+    bool stale_record = false;
+    if (st.st_size != 0) {
+      int64_t ignored;
+      int rec = aos_lock__read_record(fd, st.st_size, &ignored);
+      if (rec < 0) {
+        aos_lock__close(fd);
+        return rec;
+      }
+      if (rec == 0) {
+        aos_lock__close(fd); /* unlocks: nothing was written */
+        aos_lock__unsafe(out, &st, 0);
+        return 0;
+      }
+      stale_record = true;
+    }
+
     lock->fd = fd;
-    if (writable) aos_lock__record_pid(lock);
+    if (writable && aos_lock__records()) {
+      aos_lock__record_pid(lock);
+    } else if (writable && stale_record) {
+      /* No record is kept here: clear the one a dead holder left, so that no
+       * later lookup believes it. */
+      (void)aos_lock__ftruncate0(fd);
+    }
     out->state = AOS_LOCK_ACQUIRED;
     return 0;
   }

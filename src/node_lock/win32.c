@@ -15,6 +15,7 @@
  * participant has it open, the file can be neither deleted, renamed, nor replaced by
  * a rename over its path. The identity check after locking is kept all the same. */
 #include "node_lock/node_lock.h"
+#include "node_lock/record.h"
 
 #include <windows.h>
 
@@ -22,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define AOS_LOCK__PID_MAX_BYTES 24
 /* The locked byte: offset 2^62, length 1. */
 #define AOS_LOCK__RANGE_OFFSET_HIGH 0x40000000UL
 
@@ -173,9 +173,10 @@ static BOOL aos_lock__truncate(HANDLE h) {
 }
 
 static void aos_lock__record_pid(aos_lock *lock) {
-  char text[AOS_LOCK__PID_MAX_BYTES];
-  int n = snprintf(text, sizeof text, "%lu\n", (unsigned long)GetCurrentProcessId());
-  if (n <= 0 || (size_t)n >= sizeof text) return;
+  char text[AOS_LOCK_RECORD_MAX_BYTES + 1];
+  int n = aos_lock_format_record(text, sizeof text, (int64_t)GetCurrentProcessId());
+  if (n <= 0) return;
+  /* The file is empty or holds an earlier record (checked under the lock). */
   if (!aos_lock__truncate(lock->handle)) return;
   lock->recorded = true;
   OVERLAPPED at = {0};
@@ -184,22 +185,25 @@ static void aos_lock__record_pid(aos_lock *lock) {
   (void)WriteFile(lock->handle, text, (DWORD)n, &written, &at);
 }
 
-/* Extra reads of an empty pid record before the holder counts as unknown. */
-#define AOS_LOCK__PID_RETRIES 16
-
-static int64_t aos_lock__read_pid(HANDLE h) {
-  char text[AOS_LOCK__PID_MAX_BYTES];
+/* Reads the guard file open at `h`, `size` bytes long: 1 when it is a holder record
+ * (*pid: the pid it names, 0 for none or a later version), 0 when it is anything
+ * else, -errno when it cannot be read. An empty file is not a record. */
+static int aos_lock__read_record(HANDLE h, uint64_t size, int64_t *pid) {
+  *pid = 0;
+  if (size == 0 || size > AOS_LOCK_RECORD_MAX_BYTES) return 0;
+  char text[AOS_LOCK_RECORD_MAX_BYTES + 1];
   OVERLAPPED at = {0};
   DWORD n = 0;
-  if (!ReadFile(h, text, sizeof text, &n, &at)) return 0;
-  if (n <= 1 || n >= sizeof text || text[n - 1] != '\n') return 0;
-  int64_t pid = 0;
-  for (DWORD i = 0; i < n - 1; i++) {
-    if (text[i] < '0' || text[i] > '9') return 0;
-    pid = pid * 10 + (text[i] - '0');
-    if (pid > (int64_t)0xFFFFFFFF) return 0;
+  if (!ReadFile(h, text, (DWORD)sizeof text, &n, &at)) {
+    DWORD e = GetLastError();
+    if (e == ERROR_HANDLE_EOF) return 0;
+    return -aos_lock__errno(e);
   }
-  return pid;
+  return aos_lock_parse_record(text, (size_t)n, pid) ? 1 : 0;
+}
+
+static uint64_t aos_lock__size(const BY_HANDLE_FILE_INFORMATION *info) {
+  return ((uint64_t)info->nFileSizeHigh << 32) | info->nFileSizeLow;
 }
 
 static bool aos_lock__pid_alive(int64_t pid) {
@@ -248,15 +252,9 @@ static int aos_lock__try(const wchar_t *wpath, bool want_holder, aos_lock *lock,
       }
       return err;
     }
-    BY_HANDLE_FILE_INFORMATION info;
-    if (!GetFileInformationByHandle(h, &info)) {
-      int r = aos_lock__last_error();
+    if (GetFileType(h) != FILE_TYPE_DISK) {
       CloseHandle(h);
-      return r;
-    }
-    if (!aos_lock__regular(info.dwFileAttributes) || GetFileType(h) != FILE_TYPE_DISK) {
-      CloseHandle(h);
-      aos_lock__unsafe(out, info.dwFileAttributes);
+      aos_lock__unsafe(out, 0);
       return 0;
     }
 
@@ -268,6 +266,19 @@ static int aos_lock__try(const wchar_t *wpath, bool want_holder, aos_lock *lock,
         return -aos_lock__errno(e);
       }
     }
+    /* The handle's identity, attributes, link count and size, taken after the lock:
+     * when locked, no participant writes the file from here on. */
+    BY_HANDLE_FILE_INFORMATION info;
+    if (!GetFileInformationByHandle(h, &info)) {
+      int r = aos_lock__last_error();
+      CloseHandle(h);
+      return r;
+    }
+    if (!aos_lock__regular(info.dwFileAttributes)) {
+      CloseHandle(h);
+      aos_lock__unsafe(out, info.dwFileAttributes);
+      return 0;
+    }
 
     int same = aos_lock__still_at_path(wpath, &info);
     if (same <= 0) {
@@ -276,22 +287,40 @@ static int aos_lock__try(const wchar_t *wpath, bool want_holder, aos_lock *lock,
       continue;
     }
 
+    /* A file with another name (a hard link to a data file) is never a guard. */
+    if (info.nNumberOfLinks > 1) {
+      CloseHandle(h);
+      aos_lock__unsafe(out, info.dwFileAttributes);
+      return 0;
+    }
+
     if (!locked) {
+      /* Held: the holder may be writing its record right now, so the content is
+       * not judged here; it is only read for the holder's pid, once: refusing
+       * never waits (an empty record reads as an unknown holder). */
       out->state = AOS_LOCK_HELD;
       if (want_holder) {
-        /* A holder records its pid a few calls after its lock succeeded: an empty
-         * record may be a holder inside that window. Look again a bounded number of
-         * times, yielding the processor, then sleeping a millisecond, in between. */
-        int64_t pid = aos_lock__read_pid(h);
-        for (int tries = 0; pid == 0 && tries < AOS_LOCK__PID_RETRIES; tries++) {
-          if (tries < AOS_LOCK__PID_RETRIES / 2) SwitchToThread();
-          else Sleep(1);
-          pid = aos_lock__read_pid(h);
+        int64_t pid = 0;
+        if (aos_lock__read_record(h, aos_lock__size(&info), &pid) == 1 &&
+            aos_lock__pid_alive(pid)) {
+          out->holder_pid = pid;
         }
-        out->holder_pid = aos_lock__pid_alive(pid) ? pid : 0;
       }
       CloseHandle(h);
       return 0;
+    }
+
+    /* Locked: the file must be empty or hold a holder record (a holder that died
+     * left its own); anything else is not a guard and is left as it is. */
+    if (aos_lock__size(&info) != 0) {
+      int64_t ignored;
+      int rec = aos_lock__read_record(h, aos_lock__size(&info), &ignored);
+      if (rec <= 0) {
+        CloseHandle(h); /* drops the lock: nothing was written */
+        if (rec < 0) return rec;
+        aos_lock__unsafe(out, info.dwFileAttributes);
+        return 0;
+      }
     }
 
     lock->handle = h;

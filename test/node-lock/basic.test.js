@@ -9,7 +9,7 @@ const util = require('node:util')
 const { execFileSync } = require('node:child_process')
 const { once } = require('node:events')
 const { tryAcquire, acquire, withLock, NodeLockError } = require('../../lib/node-lock.js')
-const { tempDir } = require('./helpers.js')
+const { tempDir, ownRecord } = require('./helpers.js')
 const { windows, wine, REASONS, skipBecause, makeSymlink } = require('../helpers/platform.js')
 
 describe('node-lock: one process', function () {
@@ -47,12 +47,16 @@ describe('node-lock: one process', function () {
       assert.ok(again !== undefined, 'free again after release')
     })
 
-    it('excludes through another name of the same file (a hard link)', function () {
+    it('a guard given another name (a hard link) is UNSAFE_ENTRY under both names, and stays held', function () {
       assert.ok(take() !== undefined)
       const other = path.join(dir, 'other-name.lock')
       fs.linkSync(lockPath, other)
-      assert.equal(take(other), undefined)
+      assert.throws(() => take(other), (err) => err.code === 'UNSAFE_ENTRY')
+      assert.throws(() => take(), (err) => err.code === 'UNSAFE_ENTRY')
+      fs.unlinkSync(other)
+      assert.equal(take(), undefined, 'still held by the first guard')
     })
+
 
     it('different paths do not exclude each other', function () {
       assert.ok(take(path.join(dir, 'a.lock')) !== undefined)
@@ -61,13 +65,13 @@ describe('node-lock: one process', function () {
   })
 
   describe('the guard file', function () {
-    it('is created with 0666 less the umask, records the holder pid, and survives release', function () {
+    it('is created with 0666 less the umask, holds the holder record (none on Linux), and survives release', function () {
       const g = take()
       const st = fs.lstatSync(lockPath)
       assert.ok(st.isFile())
       const umask = process.umask()
       assert.equal(st.mode & 0o777, 0o666 & ~umask)
-      assert.equal(fs.readFileSync(lockPath, 'utf8'), `${process.pid}\n`)
+      assert.equal(fs.readFileSync(lockPath, 'utf8'), ownRecord())
       g.release()
       assert.ok(fs.lstatSync(lockPath).isFile(), 'never deleted')
       assert.equal(fs.lstatSync(lockPath).ino, st.ino, 'the same file')
@@ -76,7 +80,7 @@ describe('node-lock: one process', function () {
 
     it('uses an existing regular file as it is (its permission bits are kept)', function () {
       if (windows) skipBecause(this, REASONS.posixMode)
-      fs.writeFileSync(lockPath, 'old content')
+      fs.writeFileSync(lockPath, '')
       fs.chmodSync(lockPath, 0o600)
       const g = take()
       assert.ok(g !== undefined)

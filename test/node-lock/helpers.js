@@ -49,6 +49,13 @@ async function startHolder (execArgv = []) {
   }
 }
 
+// What a holder writes into its guard file: nothing on Linux, where the kernel's lock
+// table (/proc/locks) names the holder; elsewhere its record (src/node_lock/record.h).
+const RECORDS = !(process.platform === 'linux' && fs.existsSync('/proc/locks'))
+function ownRecord (pid = process.pid) {
+  return RECORDS ? `agent-os-lock/1 ${pid}\n` : ''
+}
+
 function alive (pid) {
   try {
     process.kill(pid, 0)
@@ -58,4 +65,4 @@ function alive (pid) {
   }
 }
 
-module.exports = { tempDir, startHolder, alive }
+module.exports = { tempDir, startHolder, alive, ownRecord, RECORDS }

@@ -9,7 +9,7 @@ const { spawnSync, execFileSync } = require('node:child_process')
 const { once } = require('node:events')
 const { Worker } = require('node:worker_threads')
 const { tryAcquire, acquire, withLock, NodeLockError } = require('../../lib/node-lock.js')
-const { tempDir, startHolder, alive } = require('./helpers.js')
+const { tempDir, startHolder, alive, ownRecord } = require('./helpers.js')
 
 const LIB = path.join(__dirname, '..', '..', 'lib', 'node-lock.js')
 
@@ -112,7 +112,7 @@ describe('node-lock: processes and threads', function () {
       await h.stop() // SIGKILL, then waits for its exit
       const g = take()
       assert.ok(g !== undefined, 'released by the kernel when the holder died')
-      assert.equal(fs.readFileSync(lockPath, 'utf8'), `${process.pid}\n`, 'the new holder recorded itself')
+      assert.equal(fs.readFileSync(lockPath, 'utf8'), ownRecord(), 'the new holder recorded itself (no record on Linux)')
     })
 
     it('a child spawned while holding does not keep the lock (close-on-exec), released or killed', async function () {
@@ -159,11 +159,11 @@ describe('node-lock: processes and threads', function () {
       // (a non-participant can do this; that pid must not be believed).
       const { sleeperPid } = await h.request('spawnSleeper')
       cleanup.push(() => { try { process.kill(sleeperPid, 'SIGKILL') } catch {} })
-      fs.writeFileSync(lockPath, `${sleeperPid}\n`)
+      fs.writeFileSync(lockPath, `agent-os-lock/1 ${sleeperPid}\n`)
       await assert.rejects(withLock(lockPath, () => 1), named)
       // The pid of a process that has exited.
       const gone = spawnSync('true').pid
-      fs.writeFileSync(lockPath, `${gone}\n`)
+      fs.writeFileSync(lockPath, `agent-os-lock/1 ${gone}\n`)
       await assert.rejects(withLock(lockPath, () => 1), named)
       // Garbage in the file, and an empty record (a holder between its flock and its
       // pid write looks like this).
@@ -172,7 +172,7 @@ describe('node-lock: processes and threads', function () {
       fs.writeFileSync(lockPath, '')
       await assert.rejects(withLock(lockPath, () => 1), named)
       // The true holder's pid again.
-      fs.writeFileSync(lockPath, `${h.pid}\n`)
+      fs.writeFileSync(lockPath, `agent-os-lock/1 ${h.pid}\n`)
       await assert.rejects(withLock(lockPath, () => 1), named)
     })
 
@@ -197,8 +197,8 @@ describe('node-lock: processes and threads', function () {
       // old file, and a new acquirer gets the file now at the path.
       const g = take()
       assert.ok(g !== undefined)
-      assert.equal(fs.readFileSync(lockPath, 'utf8'), `${process.pid}\n`, 'the new file is the one locked')
-      assert.equal(fs.readFileSync(keep, 'utf8'), `${h.pid}\n`, 'the old file still records the old holder')
+      assert.equal(fs.readFileSync(lockPath, 'utf8'), ownRecord(), 'the new file is the one locked')
+      assert.equal(fs.readFileSync(keep, 'utf8'), ownRecord(h.pid), 'the old file still records the old holder')
       assert.equal(tryAcquire(keep), undefined, 'the old file is still locked by the old holder')
     })
 

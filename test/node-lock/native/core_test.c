@@ -20,11 +20,14 @@
 #include <process.h>
 #define aos_test_getpid() ((long)_getpid())
 #define aos_test_mkdir(p) _mkdir(p)
+#include <windows.h>
+#define aos_test_link(from, to) (CreateHardLinkA((to), (from), NULL) ? 0 : -1)
 #else
 #include <sys/stat.h>
 #include <unistd.h>
 #define aos_test_getpid() ((long)getpid())
 #define aos_test_mkdir(p) mkdir((p), 0755)
+#define aos_test_link(from, to) link((from), (to))
 #endif
 
 static int failures;
@@ -40,6 +43,13 @@ static void read_file(const char *path, char *buf, size_t size) {
   if (f == NULL) return;
   size_t n = fread(buf, 1, size - 1, f);
   buf[n] = '\0';
+  fclose(f);
+}
+
+static void write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "wb");
+  if (f == NULL) return;
+  fputs(text, f);
   fclose(f);
 }
 
@@ -82,18 +92,23 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: core_test DIR [hold|probe]\n");
     return 2;
   }
-  char guard[1024], sub[1024], missing[1024], text[64], own[32];
+  char guard[1024], sub[1024], missing[1024], text[128], own[64];
   snprintf(guard, sizeof guard, "%s/guard.lock", argv[1]);
   snprintf(sub, sizeof sub, "%s/a-directory", argv[1]);
   snprintf(missing, sizeof missing, "%s/no-such-dir/guard.lock", argv[1]);
-  snprintf(own, sizeof own, "%ld\n", aos_test_getpid());
+  snprintf(own, sizeof own, "agent-os-lock/1 %ld\n", aos_test_getpid());
 
   aos_lock a, b;
   aos_lock_outcome out;
   int r = aos_lock_try_acquire(guard, false, &a, &out);
   check(r == 0 && out.state == AOS_LOCK_ACQUIRED, "a free guard is acquired (and created)");
   read_file(guard, text, sizeof text);
+#ifdef __linux__
+  /* Linux: the kernel's lock table names the holder; nothing is written. */
+  check(text[0] == '\0', "no record is written (Linux: the lock table names the holder)");
+#else
   check(strcmp(text, own) == 0, "the holder's pid is recorded");
+#endif
 
   r = aos_lock_try_acquire(guard, true, &b, &out);
   check(r == 0 && out.state == AOS_LOCK_HELD, "a second handle in the same process is refused");
@@ -111,6 +126,39 @@ int main(int argc, char **argv) {
   r = aos_lock_try_acquire(guard, false, &b, &out);
   check(r == 0 && out.state == AOS_LOCK_ACQUIRED, "acquired again after release");
   aos_lock_release(&b);
+
+  /* Files that are not guards: refused, left byte for byte as they were. */
+  static const char *const not_guards[] = {"{\"important\": true}", "123\n", "agent-os-lock/1 12x\n",
+                                           "agent-os-lock/ 1\n", "agent-os-lock/1 1"};
+  for (size_t i = 0; i < sizeof not_guards / sizeof not_guards[0]; i++) {
+    char data[1024];
+    snprintf(data, sizeof data, "%s/data-%u", argv[1], (unsigned)i);
+    write_file(data, not_guards[i]);
+    r = aos_lock_try_acquire(data, false, &a, &out);
+    read_file(data, text, sizeof text);
+    check(r == 0 && out.state == AOS_LOCK_UNSAFE && strcmp(text, not_guards[i]) == 0,
+          "a file holding something other than a record is unsafe and left as it was");
+  }
+  char linked[1024], other[1024];
+  snprintf(linked, sizeof linked, "%s/linked.lock", argv[1]);
+  snprintf(other, sizeof other, "%s/other-name", argv[1]);
+  write_file(linked, "");
+  check(aos_test_link(linked, other) == 0, "(setup) a second name for an empty file");
+  r = aos_lock_try_acquire(linked, false, &a, &out);
+  check(r == 0 && out.state == AOS_LOCK_UNSAFE, "a file with two links is unsafe");
+  /* Records of this and of a later version are guards: used, record replaced. */
+  char recorded[1024];
+  snprintf(recorded, sizeof recorded, "%s/recorded.lock", argv[1]);
+  write_file(recorded, "agent-os-lock/7 anything a later version writes\n");
+  r = aos_lock_try_acquire(recorded, false, &a, &out);
+  check(r == 0 && out.state == AOS_LOCK_ACQUIRED, "a later version's record is a guard");
+  aos_lock_release(&a);
+  read_file(recorded, text, sizeof text);
+  check(text[0] == '\0', "its record is cleared once used");
+  write_file(recorded, "agent-os-lock/1 1\n");
+  r = aos_lock_try_acquire(recorded, false, &a, &out);
+  check(r == 0 && out.state == AOS_LOCK_ACQUIRED, "a stale version 1 record is a guard");
+  aos_lock_release(&a);
 
   check(aos_test_mkdir(sub) == 0, "(setup) a directory");
   r = aos_lock_try_acquire(sub, false, &a, &out);
