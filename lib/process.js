@@ -213,3 +213,4 @@ class Escalation {
 }
 
 module.exports = { DEFAULT_KILL_GRACE_MS, killProcessTree }
+module.exports.openProcessScope = require('./internal/process-scope.js').openProcessScope
