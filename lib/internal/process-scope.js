@@ -226,7 +226,31 @@ class ProcessScope {
       })
     })
     this.#members.add(member)
+    child.once('exit', () => this.#watchReapers())
     return child
+  }
+
+  // A reaper whose command exited and whose part of the scope emptied exits by
+  // itself; it is a child of this process (CLONE_PARENT) that libuv does not know,
+  // so it is reaped here, through its pidfd, by a timer that never holds the event
+  // loop open.
+  #reapTimer
+  #watchReapers () {
+    if (this.#reapTimer !== undefined) return
+    this.#reapTimer = setInterval(() => {
+      for (const m of this.#members) {
+        if (m.pidfd === undefined || !this.#native.exited(m.pidfd)) continue
+        if (m.child.exitCode === null && m.child.signalCode === null) continue
+        this.#native.close(m.pidfd)
+        this.#members.delete(m)
+        this.#children.delete(m.child)
+      }
+      if (this.#members.size === 0) {
+        clearInterval(this.#reapTimer)
+        this.#reapTimer = undefined
+      }
+    }, 100)
+    this.#reapTimer.unref()
   }
 
   /** The pids of every process inside the scope now (helpers excluded). */
@@ -378,6 +402,7 @@ class ProcessScope {
       // EOF tells the keeper the scope is done (the directory is already gone).
       if (keeper.stdin !== null) keeper.stdin.end()
     }
+    if (this.#reapTimer !== undefined) clearInterval(this.#reapTimer)
     for (const m of this.#members) if (m.pidfd !== undefined) this.#native.close(m.pidfd)
     this.#members.clear()
     this.#children.clear()

@@ -253,3 +253,52 @@ describe('process scope, backend choice', function () {
     await assert.rejects(mod.openProcessScope(), { code: 'UNSUPPORTED_BACKEND' })
   })
 })
+
+describe('process scope, subreaper backend: helpers reap themselves', function () {
+  this.timeout(20000)
+  before(function () {
+    const why = backendUsable('subreaper')
+    if (why !== undefined) {
+      this.test.parent.title += ` [skipped: ${why}]`
+      this.skip()
+    }
+  })
+
+  it('a reaper whose scope part emptied on its own is reaped without kill() or close()', async function () {
+    const mod = h.loadWithBackend('subreaper')
+    const scope = await mod.openProcessScope()
+    const child = scope.spawn('sh', ['-c', 'sleep 0.3 & exit 0'], { stdio: 'ignore' })
+    await h.exited(child)
+    const zombies = () => h.helpers().filter((pid) => h.ppidOf(pid) === process.pid)
+    assert.ok(await h.waitFor(() => zombies().length === 0, 3000), 'the reaper (and its zombie) is gone')
+    await scope.close()
+  })
+})
+
+describe('process scope, tree backend (macOS, Windows, no helper)', function () {
+  this.timeout(20000)
+  let mod
+  before(function () {
+    mod = h.loadWithBackend('tree')
+  })
+
+  it('spawns detached children, passes stdio and status through, and kill ends each tree', async function () {
+    const scope = await mod.openProcessScope()
+    assert.equal(scope.backend, 'tree')
+    const node = process.execPath
+    const echo = scope.spawn(node, ['-e', 'process.stdin.pipe(process.stdout); process.stdin.on("end", () => process.exit(9))'])
+    let out = ''
+    echo.stdout.on('data', (d) => { out += d })
+    echo.stdin.end('bytes\u00e9')
+    assert.deepEqual(await h.exited(echo), [9, null])
+    const holder = scope.spawn(node, ['-e', 'require("child_process").spawn(process.execPath, ["-e", "setInterval(()=>{},1e3)"], { stdio: "inherit" }); setInterval(() => {}, 1000)'], { stdio: 'ignore' })
+    await h.sleep(300)
+    assert.equal(scope.pids().length, 1)
+    await scope.kill({ graceMs: 500 })
+    assert.notEqual(holder.signalCode, null)
+    assert.deepEqual(scope.pids(), [])
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.equal(out, 'bytes\u00e9')
+    await scope.close()
+  })
+})
