@@ -2,7 +2,7 @@
 // marked below, so the declarations are known to constrain, not just to exist.
 import { openReadAuthoritySync } from '@scope/agent-os/file-authority'
 import { tryAcquire } from '@scope/agent-os/node-lock'
-import { killProcessTree } from '@scope/agent-os/process'
+import { killProcessTree, openProcessScope } from '@scope/agent-os/process'
 
 const r = openReadAuthoritySync('/x')
 r.readBytesSync(['a']) // expect-error: maxBytes is required
@@ -10,3 +10,5 @@ r.writeTextSync(['a'], 'x') // expect-error: a reader cannot write
 tryAcquire('/x')?.release(1) // expect-error: release takes no argument
 killProcessTree({ pid: 1 }) // expect-error: not a ChildProcessLike
 killProcessTree({ pid: 1, exitCode: null, signalCode: null, once: () => 0, removeListener: () => 0 }, { signal: 'SIGNOPE' }) // expect-error: unknown signal
+openProcessScope().then((s) => s.kill({ signal: 'SIGNOPE' })) // expect-error: unknown signal
+openProcessScope().then((s) => s.spawn(['sh'])) // expect-error: command is a string
