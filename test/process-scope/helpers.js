@@ -96,8 +96,9 @@ function pgidOf (pid) {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** Polls until `fn()` is truthy (returns it) or `ms` pass (returns the last value). */
-async function waitFor (fn, ms = 5000) {
+/** Polls until `fn()` is truthy (returns it) or `ms` pass (returns the last value). The
+ * bound only decides how long a failing check takes: a passing one returns at once. */
+async function waitFor (fn, ms = 20000) {
   const end = Date.now() + ms
   let v
   while (!(v = fn()) && Date.now() < end) await sleep(10)

@@ -59,7 +59,7 @@ for (const backend of ['cgroup', 'subreaper']) {
       if (scope !== undefined) await scope.close()
       assert.deepEqual(h.marked(mark, true), [], 'a marked process (or helper) outlived close()')
       assert.deepEqual(h.leftoverCgroups(cgBase), [], 'a cgroup outlived close()')
-      const left = await h.waitFor(() => h.helpers().filter((pid) => h.ppidOf(pid) === process.pid && !isKeeper(pid)).length === 0, 2000)
+      const left = await h.waitFor(() => h.helpers().filter((pid) => h.ppidOf(pid) === process.pid && !isKeeper(pid)).length === 0, 10000)
       assert.ok(left, 'a helper process outlived close()')
     })
 
