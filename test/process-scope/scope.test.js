@@ -203,10 +203,13 @@ for (const backend of ['cgroup', 'subreaper']) {
       })
       let out = ''
       node.stdout.on('data', (d) => { out += d })
-      assert.ok(await h.waitFor(() => h.marked(mark).length >= 4, 10000), 'the scope started (node and 3 sleeps)')
-      assert.equal(out, `${backend}\n`)
-      node.kill('SIGKILL')
-      await h.exited(node)
+      try {
+        assert.ok(await h.waitFor(() => h.marked(mark).length >= 4), 'the scope started (node and 3 sleeps)')
+        assert.equal(out, `${backend}\n`)
+      } finally {
+        node.kill('SIGKILL') // also when the checks above failed: nothing is left running
+        await h.exited(node)
+      }
       const gone = await h.waitFor(() => h.marked(mark, true).length === 0, 5000)
       assert.ok(gone, `left behind: ${h.marked(mark, true).length} processes`)
       if (backend === 'cgroup') {
