@@ -62,7 +62,7 @@ async function rows (ctx) {
   const spawnRow = await runRow({
     id: 'scope-spawn',
     short: 'scope spawn',
-    title: 'scope spawn: spawn `true` and await its exit, in a scope vs plain spawn',
+    title: 'spawn `true` and await its exit, in a scope vs plain spawn',
     where: 'Linux',
     n,
     rounds: ctx.quick ? 5 : 11,
@@ -106,7 +106,7 @@ async function rows (ctx) {
   const killRow = await runRow({
     id: 'scope-kill',
     short: 'scope kill',
-    title: 'scope kill: end a shell and its background job (both obey SIGTERM)',
+    title: 'end a shell and its background job (both obey SIGTERM)',
     where: 'Linux',
     n: kn,
     rounds: ctx.quick ? 5 : 9,
