@@ -433,7 +433,9 @@ async function openCgroup (native) {
     throw plainError('UNSUPPORTED_BACKEND', `openProcessScope: cannot create a cgroup (${err.code})`, err.code)
   }
   const hasKill = fs.existsSync(path.join(dir, 'cgroup.kill'))
-  const keeper = childProcess.spawn(findHelper(), ['keep', dir], { stdio: ['pipe', 'ignore', 'ignore'] })
+  // Its own process group, and it ignores the signals a whole group gets (Ctrl-C):
+  // only the end of its stdin (Node closing the scope, or ending) ends it.
+  const keeper = childProcess.spawn(findHelper(), ['keep', dir], { stdio: ['pipe', 'ignore', 'ignore'], detached: true })
   const started = await new Promise((resolve) => {
     keeper.once('spawn', () => resolve(true))
     keeper.once('error', () => resolve(false))

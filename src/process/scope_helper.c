@@ -142,6 +142,13 @@ static void cg_signal_all(int dirfd, int sig) {
 
 static int mode_keep(int argc, char **argv) {
   if (argc < 3) return 2;
+  /* Only EOF on stdin ends the keeper: a signal sent to a whole process group or
+   * session (Ctrl-C, `timeout`, a hang-up) must not take it away before it cleaned
+   * up. */
+  signal(SIGINT, SIG_IGN);
+  signal(SIGTERM, SIG_IGN);
+  signal(SIGHUP, SIG_IGN);
+  signal(SIGQUIT, SIG_IGN);
   int dirfd = open_cloexec(argv[2], O_RDONLY | O_DIRECTORY);
   if (dirfd < 0) return 0; /* already removed */
   char buf[64];

@@ -218,6 +218,32 @@ for (const backend of ['cgroup', 'subreaper']) {
       }
     })
 
+    it('a signal to the Node process\'s whole group (Ctrl-C, timeout) still leaves nothing behind', async function () {
+      const script = `
+        const { openProcessScope } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'lib', 'process.js'))})
+        openProcessScope().then((scope) => {
+          scope.spawn('sh', ['-c', 'setsid sleep 1000 & exit 0'], { stdio: 'ignore' })
+        })
+        setInterval(() => {}, 1000)`
+      const node = spawn(process.execPath, ['-e', script], {
+        stdio: 'ignore',
+        detached: true, // its own group, which the test signals as a whole
+        env: h.env(mark, { AGENT_OS_PROCESS_SCOPE_BACKEND: backend })
+      })
+      try {
+        assert.ok(await h.waitFor(() => h.marked(mark).length >= 2), 'the scope started (node and the setsid sleep)')
+        process.kill(-node.pid, 'SIGTERM')
+      } finally {
+        node.kill('SIGKILL')
+        await h.exited(node)
+      }
+      assert.ok(await h.waitFor(() => h.marked(mark, true).length === 0), `left behind: ${h.marked(mark, true).length} processes`)
+      if (backend === 'cgroup') {
+        assert.ok(await h.waitFor(() => !fs.readdirSync(cgBase).some((n) => n.startsWith(`agent-os-scope-${node.pid}-`))),
+          'the cgroup was removed')
+      }
+    })
+
     it('rejects bad options with a TypeError naming the option; spawn checks its arguments', async function () {
       await assert.rejects(scope.kill({ graceMs: -1 }), { name: 'TypeError', code: 'INVALID_OPTION', message: /options\.graceMs/ })
       await assert.rejects(scope.kill({ graceMs: NaN }), { code: 'INVALID_OPTION', message: /options\.graceMs/ })
