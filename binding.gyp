@@ -15,7 +15,8 @@
         "src/file_authority/version.c",
         "src/file_authority/napi.c",
         "src/node_lock/napi.c",
-        "src/process/napi.c"
+        "src/process/napi.c",
+        "src/process/scope_napi.c"
       ],
       "include_dirs": ["src"],
       "defines": ["NAPI_VERSION=8"],
@@ -45,7 +46,7 @@
           ]
         }],
         ["OS=='linux'", {
-          "sources": ["src/process/linux.c"],
+          "sources": ["src/process/linux.c", "src/process/scope_linux.c"],
           "defines": ["_GNU_SOURCE"],
           "ldflags": ["-Wl,-z,relro", "-Wl,-z,now", "-Wl,-z,noexecstack"]
         }],
@@ -92,6 +93,22 @@
           ],
           "cflags_c!": ["-D_FORTIFY_SOURCE=2"],
           "ldflags": ["-fsanitize=address,undefined"]
+        }]
+      ]
+    },
+    {
+      "target_name": "agent_os_scope_helper",
+      "conditions": [
+        ["OS=='linux'", {
+          "type": "executable",
+          "sources": ["src/process/scope_helper.c", "src/process/scope_linux.c"],
+          "include_dirs": ["src"],
+          "defines": ["_GNU_SOURCE"],
+          "cflags_c": ["-std=c11", "-Wall", "-Wextra", "-fstack-protector-strong", "-D_FORTIFY_SOURCE=2"],
+          "ldflags": ["-Wl,-z,relro", "-Wl,-z,now", "-Wl,-z,noexecstack"],
+          "conditions": [["aos_werror==1", { "cflags_c": ["-Werror"] }]]
+        }, {
+          "type": "none"
         }]
       ]
     }

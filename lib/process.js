@@ -339,3 +339,4 @@ class Escalation {
 }
 
 module.exports = { DEFAULT_KILL_GRACE_MS, killProcessTree, ProcessTreeError, ProcessTreeTypeError }
+module.exports.openProcessScope = require('./internal/process-scope.js').openProcessScope

@@ -32,3 +32,36 @@ export declare class ProcessTreeTypeError extends TypeError {
   readonly argument?: string
   readonly hostCode?: string
 }
+
+// Process scopes (docs/process-scopes.md).
+import type { ChildProcess, SpawnOptions } from 'node:child_process'
+
+/** Which mechanism holds a scope: a cgroup v2 cgroup, a child-subreaper helper
+ * (Linux), or process groups and tree walks (macOS, Windows, no helper). */
+export type ProcessScopeBackend = 'cgroup' | 'subreaper' | 'tree'
+
+export interface ProcessScopeKillOptions {
+  /** Sent to every process in the scope first; default 'SIGTERM'. */
+  signal?: NodeJS.Signals
+  /** Wait this long for the scope to empty before SIGKILL; default 2000. */
+  graceMs?: number
+}
+
+export interface ProcessScope {
+  readonly backend: ProcessScopeBackend
+  readonly closed: boolean
+  /** child_process.spawn's signature; the command and everything it starts are in the scope. */
+  spawn(command: string, args?: readonly string[], options?: SpawnOptions): ChildProcess
+  spawn(command: string, options?: SpawnOptions): ChildProcess
+  /** Pids of the processes in the scope now. */
+  pids(): number[]
+  /** Signals everything, SIGKILL after graceMs; settles when the scope is empty. Never
+   * rejects for a process that will not die; rejects only for bad options. */
+  kill(options?: ProcessScopeKillOptions): Promise<void>
+  /** SIGKILL to everything, settles when empty, releases the scope. Idempotent. */
+  close(): Promise<void>
+  [Symbol.asyncDispose](): Promise<void>
+}
+
+/** Opens an empty process scope on the best backend this host offers. */
+export declare function openProcessScope(options?: Record<string, never>): Promise<ProcessScope>

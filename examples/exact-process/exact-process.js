@@ -2,14 +2,16 @@
 // Runs one command exactly as given: an absolute executable and its argv (no shell, no
 // PATH lookup, so no quoting, globbing or word splitting can change what runs), a
 // replacement environment (nothing leaks in from this process), and a working
-// directory. A timeout or an AbortSignal ends the command and every process it started
-// with killProcessTree, and the result says how it ended. After a normal exit, one
+// directory. The command runs in a process scope (openProcessScope): a timeout or an
+// AbortSignal ends the command and every process it ever started, background jobs and
+// double-forked daemons included, and the result says how it ended; whatever the
+// command left running when it exited is ended too before the result is returned. After a normal exit, one
 // output file can be read from the working directory under a byte budget, through a
 // read authority opened on that directory before the command started.
 
 const path = require('node:path')
-const { spawn } = require('node:child_process')
-const { killProcessTree, DEFAULT_KILL_GRACE_MS } = require('@scope/agent-os/process')
+const fs = require('node:fs')
+const { openProcessScope, DEFAULT_KILL_GRACE_MS } = require('@scope/agent-os/process')
 const { openReadAuthority } = require('@scope/agent-os/file-authority')
 
 const isWindows = process.platform === 'win32'
@@ -70,18 +72,28 @@ async function runExact (options) {
   }
 }
 
-function run (argv, env, cwd, timeoutMs, signal, graceMs) {
+async function run (argv, env, cwd, timeoutMs, signal, graceMs) {
+  // The scope runs the executable through a helper, so a missing one would show as
+  // exit status 127; check it first to keep spawn's ENOENT / EACCES.
+  await fs.promises.access(argv[0], isWindows ? fs.constants.F_OK : fs.constants.X_OK)
+  const scope = await openProcessScope()
+  try {
+    return await runIn(scope, argv, env, cwd, timeoutMs, signal, graceMs)
+  } finally {
+    await scope.close() // nothing the command started outlives the run
+  }
+}
+
+function runIn (scope, argv, env, cwd, timeoutMs, signal, graceMs) {
   return new Promise((resolve, reject) => {
-    const child = spawn(argv[0], argv.slice(1), {
+    const child = scope.spawn(argv[0], argv.slice(1), {
       cwd,
       env,
       shell: false,
       stdio: 'ignore',
-      windowsHide: true,
-      // Its own process group on POSIX, so killProcessTree can signal the group.
-      detached: !isWindows
+      windowsHide: true
     })
-    let stopping // 'timed-out' | 'aborted', once the tree is being ended
+    let stopping // 'timed-out' | 'aborted', once the scope is being ended
     let timer
     const onAbort = () => stop('aborted')
     const cleanup = () => {
@@ -92,7 +104,7 @@ function run (argv, env, cwd, timeoutMs, signal, graceMs) {
       if (stopping !== undefined || child.exitCode !== null || child.signalCode !== null) return
       stopping = reason
       cleanup()
-      killProcessTree(child, { graceMs }).then(() => {
+      scope.kill({ graceMs }).then(() => {
         resolve({ reason, exitCode: child.exitCode, signal: child.signalCode, pid: child.pid })
       }, reject)
     }
@@ -107,7 +119,7 @@ function run (argv, env, cwd, timeoutMs, signal, graceMs) {
       else signal.addEventListener('abort', onAbort, { once: true })
     })
     child.once('exit', (exitCode, signalCode) => {
-      if (stopping !== undefined) return // killProcessTree settles the result
+      if (stopping !== undefined) return // scope.kill settles the result
       cleanup()
       resolve({ reason: exitCode !== null ? 'exited' : 'signalled', exitCode, signal: signalCode, pid: child.pid })
     })

@@ -21,6 +21,7 @@
 
 #include "common/napi_util.h"
 #include "process/process.h"
+#include "process/scope_napi.h"
 
 static const napi_type_tag aos_proc__tag = {0x6a1c5e0f3b7d4a92ULL, 0x8e2f61c4d7b35a08ULL};
 
@@ -289,7 +290,8 @@ napi_value aos_proc_napi_init(napi_env env) {
       !aos_napi_set_function(env, exports, "settle", aos_proc__settle, NULL) ||
       !aos_napi_set_function(env, exports, "alive", aos_proc__alive, NULL) ||
       !aos_napi_set_function(env, exports, "pids", aos_proc__pids, NULL) ||
-      !aos_napi_set_function(env, exports, "close", aos_proc__close, NULL)) {
+      !aos_napi_set_function(env, exports, "close", aos_proc__close, NULL) ||
+      !aos_scope_napi_register(env, exports)) {
     return NULL;
   }
   return exports;

@@ -127,6 +127,29 @@ describe('examples/exact-process', function () {
     assert.equal(alive(pid), false, `grandchild ${pid} survived`)
   })
 
+  it('on timeout also ends a background job whose shell already exited and a double-forked daemon (Linux scopes)', async function () {
+    if (process.platform !== 'linux') this.skip() // the tree backend elsewhere cannot reach them
+    // The shell exits at once, leaving a background job and a setsid daemon (each
+    // records its pid); the command itself (a sleep the shell execs into) times out.
+    const script = 'sleep 1000 & echo $! > job.pid; (setsid sh -c \'echo $$ > daemon.pid; exec sleep 1000\' &); exec sleep 1000'
+    const result = await runExact({ argv: ['/bin/sh', '-c', script], env: { PATH: process.env.PATH }, cwd, timeoutMs: 1500, graceMs: 200 })
+    assert.equal(result.reason, 'timed-out')
+    for (const file of ['job.pid', 'daemon.pid']) {
+      const pid = Number(fs.readFileSync(path.join(cwd, file), 'utf8'))
+      leftovers.push(pid)
+      assert.equal(alive(pid), false, `${file}: ${pid} survived`)
+    }
+  })
+
+  it('a background job left by a command that exited normally is ended before the result is returned', async function () {
+    if (process.platform !== 'linux') this.skip()
+    const result = await runExact({ argv: ['/bin/sh', '-c', 'sleep 1000 & echo $! > job.pid; exit 0'], env: { PATH: process.env.PATH }, cwd, timeoutMs: 20000 })
+    assert.equal(result.reason, 'exited')
+    const pid = Number(fs.readFileSync(path.join(cwd, 'job.pid'), 'utf8'))
+    leftovers.push(pid)
+    assert.equal(alive(pid), false)
+  })
+
   it('an AbortSignal already aborted starts nothing', async function () {
     const reason = new Error('cancelled')
     await assert.rejects(runExact({ argv: [NODE, '-e', 'require("fs").writeFileSync("ran", "")'], env: {}, cwd, timeoutMs: 20000, signal: AbortSignal.abort(reason) }), (err) => err === reason)

@@ -26,7 +26,11 @@ import {
   killProcessTree,
   DEFAULT_KILL_GRACE_MS,
   type ChildProcessLike,
-  type KillProcessTreeOptions
+  type KillProcessTreeOptions,
+  openProcessScope,
+  type ProcessScope,
+  type ProcessScopeBackend,
+  type ProcessScopeKillOptions
 } from '@scope/agent-os/process'
 import { spawn } from 'node:child_process'
 
@@ -136,4 +140,19 @@ export async function useProcess (): Promise<void> {
   await killProcessTree(like, options)
   await killProcessTree({ pid: 1, exitCode: 0, signalCode: null, once: () => undefined, removeListener: () => undefined })
   void grace
+}
+
+export async function useProcessScope (): Promise<number[]> {
+  const scope: ProcessScope = await openProcessScope()
+  const backend: ProcessScopeBackend = scope.backend
+  const child = scope.spawn('sh', ['-c', 'sleep 5 &'], { stdio: 'pipe' })
+  const pid: number | undefined = child.pid
+  const other = scope.spawn('true', { stdio: 'ignore' })
+  const options: ProcessScopeKillOptions = { signal: 'SIGTERM', graceMs: 100 }
+  await scope.kill(options)
+  const pids: number[] = scope.pids()
+  const closed: boolean = scope.closed
+  await scope.close()
+  void [backend, pid, other, closed]
+  return pids
 }

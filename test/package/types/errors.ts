@@ -2,7 +2,7 @@
 // marked below, so the declarations are known to constrain, not just to exist.
 import { openReadAuthoritySync, openWriteAuthoritySync } from '@scope/agent-os/file-authority'
 import { tryAcquire } from '@scope/agent-os/node-lock'
-import { killProcessTree } from '@scope/agent-os/process'
+import { killProcessTree, openProcessScope } from '@scope/agent-os/process'
 
 const r = openReadAuthoritySync('/x')
 r.readBytesSync(['a']) // expect-error: maxBytes is required
@@ -17,3 +17,5 @@ w.writeTextSync(['a'], 'x', { ifVersion: 1 }) // expect-error: a version is a st
 tryAcquire('/x')?.release(1) // expect-error: release takes no argument
 killProcessTree({ pid: 1 }) // expect-error: not a ChildProcessLike
 killProcessTree({ pid: 1, exitCode: null, signalCode: null, once: () => 0, removeListener: () => 0 }, { signal: 'SIGNOPE' }) // expect-error: unknown signal
+openProcessScope().then((s) => s.kill({ signal: 'SIGNOPE' })) // expect-error: unknown signal
+openProcessScope().then((s) => s.spawn(['sh'])) // expect-error: command is a string

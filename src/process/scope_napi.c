@@ -1,0 +1,216 @@
+/* Node-API glue of process scopes (Linux): a thin layer over src/process/scope.h.
+ *
+ *   pidfd(pid)              -> handle (opaque, type-tagged, finalizer closes it)
+ *   control(handle, value)  -> 0, or the errno name (e.g. 'ESRCH') as a string
+ *   exited(handle)          -> boolean; never blocks
+ *   close(handle)           -> releases the pidfd (idempotent)
+ *   descendants(pid)        -> number[]: live processes below pid
+ *   cgSignal(dir, cgpath, signum) -> number of processes signalled
+ *
+ * No descriptor is ever visible to JavaScript. */
+#include "process/scope_napi.h"
+
+#include "common/napi_util.h"
+
+#ifdef __linux__
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "process/scope.h"
+
+static const napi_type_tag aos_scope__tag = {0x3f0b6c2d9e814a57ULL, 0xa4d2c81b5e7f3906ULL};
+
+typedef struct {
+  int fd;
+} aos_scope__pidfd;
+
+static void aos_scope__finalize(napi_env env, void *data, void *hint) {
+  (void)env, (void)hint;
+  aos_scope__pidfd *h = data;
+  if (h->fd >= 0) close(h->fd);
+  free(h);
+}
+
+static bool aos_scope__args(napi_env env, napi_callback_info info, napi_value *argv, size_t want) {
+  size_t argc = want;
+  AOS_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL), false);
+  if (argc < want) {
+    aos_napi_throw_type(env, "ERR_MISSING_ARGS", "missing arguments");
+    return false;
+  }
+  return true;
+}
+
+static bool aos_scope__int(napi_env env, napi_value v, int lo, int hi, int *out) {
+  napi_valuetype t;
+  AOS_CALL(env, napi_typeof(env, v, &t), false);
+  double d = 0;
+  if (t == napi_number) AOS_CALL(env, napi_get_value_double(env, v, &d), false);
+  if (t != napi_number || !(d >= lo && d <= hi) || d != (double)(int)d) {
+    aos_napi_throw_type(env, "ERR_OUT_OF_RANGE", "integer argument out of range");
+    return false;
+  }
+  *out = (int)d;
+  return true;
+}
+
+static aos_scope__pidfd *aos_scope__unwrap(napi_env env, napi_value v) {
+  napi_valuetype t;
+  AOS_CALL(env, napi_typeof(env, v, &t), NULL);
+  bool ok = false;
+  if (t == napi_object) AOS_CALL(env, napi_check_object_type_tag(env, v, &aos_scope__tag, &ok), NULL);
+  if (!ok) {
+    aos_napi_throw_type(env, "ERR_INVALID_ARG_TYPE", "expected a scope process handle");
+    return NULL;
+  }
+  void *data = NULL;
+  AOS_CALL(env, napi_unwrap(env, v, &data), NULL);
+  return data;
+}
+
+static napi_value aos_scope__errno_value(napi_env env, int rc) {
+  napi_value out;
+  if (rc >= 0) {
+    AOS_CALL(env, napi_create_int32(env, rc, &out), NULL);
+    return out;
+  }
+  napi_value err = aos_napi_raw_error(env, "HOST_IO", -rc, -1);
+  if (err == NULL) return NULL;
+  napi_value code;
+  AOS_CALL(env, napi_get_named_property(env, err, "hostCode", &code), NULL);
+  return code;
+}
+
+static napi_value aos_scope__pidfd_open(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  int pid;
+  if (!aos_scope__args(env, info, argv, 1) || !aos_scope__int(env, argv[0], 1, 0x7fffffff, &pid)) {
+    return NULL;
+  }
+  int fd = -1;
+  int rc = aos_scope_pidfd_open(pid, &fd);
+  if (rc < 0) {
+    napi_value err = aos_napi_raw_error(env, "HOST_IO", -rc, -1);
+    if (err != NULL) napi_throw(env, err);
+    return NULL;
+  }
+  aos_scope__pidfd *h = malloc(sizeof *h);
+  if (h == NULL) {
+    close(fd);
+    napi_throw_error(env, "ERR_AGENT_OS_NOMEM", "out of memory");
+    return NULL;
+  }
+  h->fd = fd;
+  napi_value obj;
+  if (napi_create_object(env, &obj) != napi_ok ||
+      napi_type_tag_object(env, obj, &aos_scope__tag) != napi_ok ||
+      napi_wrap(env, obj, h, aos_scope__finalize, NULL, NULL) != napi_ok) {
+    close(fd);
+    free(h);
+    aos_napi_throw_last(env);
+    return NULL;
+  }
+  return obj;
+}
+
+static napi_value aos_scope__control(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  int value;
+  if (!aos_scope__args(env, info, argv, 2)) return NULL;
+  aos_scope__pidfd *h = aos_scope__unwrap(env, argv[0]);
+  if (h == NULL || !aos_scope__int(env, argv[1], 0, 64, &value)) return NULL;
+  if (h->fd < 0) return aos_scope__errno_value(env, -ESRCH);
+  return aos_scope__errno_value(env, aos_scope_control(h->fd, value));
+}
+
+static napi_value aos_scope__exited(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  if (!aos_scope__args(env, info, argv, 1)) return NULL;
+  aos_scope__pidfd *h = aos_scope__unwrap(env, argv[0]);
+  if (h == NULL) return NULL;
+  napi_value out;
+  AOS_CALL(env, napi_get_boolean(env, h->fd < 0 || aos_scope_exited(h->fd) != 0, &out), NULL);
+  return out;
+}
+
+static napi_value aos_scope__close(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  if (!aos_scope__args(env, info, argv, 1)) return NULL;
+  aos_scope__pidfd *h = aos_scope__unwrap(env, argv[0]);
+  if (h == NULL) return NULL;
+  if (h->fd >= 0) close(h->fd);
+  h->fd = -1;
+  return NULL;
+}
+
+static napi_value aos_scope__int_array(napi_env env, const int *v, int n) {
+  napi_value arr;
+  AOS_CALL(env, napi_create_array_with_length(env, (size_t)n, &arr), NULL);
+  for (int i = 0; i < n; i++) {
+    napi_value x;
+    AOS_CALL(env, napi_create_int32(env, v[i], &x), NULL);
+    AOS_CALL(env, napi_set_element(env, arr, (uint32_t)i, x), NULL);
+  }
+  return arr;
+}
+
+static napi_value aos_scope__descendants(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  int pid;
+  if (!aos_scope__args(env, info, argv, 1) || !aos_scope__int(env, argv[0], 1, 0x7fffffff, &pid)) {
+    return NULL;
+  }
+  enum { CAP = 65536 };
+  int *pids = malloc(CAP * sizeof *pids);
+  if (pids == NULL) {
+    napi_throw_error(env, "ERR_AGENT_OS_NOMEM", "out of memory");
+    return NULL;
+  }
+  int n = aos_scope_descendants(pid, pids, CAP);
+  napi_value arr = aos_scope__int_array(env, pids, n < 0 ? 0 : n);
+  free(pids);
+  return arr;
+}
+
+static napi_value aos_scope__cg_signal(napi_env env, napi_callback_info info) {
+  napi_value argv[3];
+  int sig;
+  if (!aos_scope__args(env, info, argv, 3) || !aos_scope__int(env, argv[2], 1, 64, &sig)) return NULL;
+  size_t len;
+  char *dir = aos_napi_get_utf8(env, argv[0], &len);
+  if (dir == NULL) return NULL;
+  char *cgpath = aos_napi_get_utf8(env, argv[1], &len);
+  if (cgpath == NULL) {
+    free(dir);
+    return NULL;
+  }
+  int rc = aos_scope_cg_signal(dir, cgpath, sig);
+  free(dir);
+  free(cgpath);
+  return aos_scope__errno_value(env, rc);
+}
+
+bool aos_scope_napi_register(napi_env env, napi_value exports) {
+  napi_value scope;
+  AOS_CALL(env, napi_create_object(env, &scope), false);
+  if (!aos_napi_set_function(env, scope, "pidfd", aos_scope__pidfd_open, NULL) ||
+      !aos_napi_set_function(env, scope, "control", aos_scope__control, NULL) ||
+      !aos_napi_set_function(env, scope, "exited", aos_scope__exited, NULL) ||
+      !aos_napi_set_function(env, scope, "close", aos_scope__close, NULL) ||
+      !aos_napi_set_function(env, scope, "descendants", aos_scope__descendants, NULL) ||
+      !aos_napi_set_function(env, scope, "cgSignal", aos_scope__cg_signal, NULL)) {
+    return false;
+  }
+  AOS_CALL(env, napi_set_named_property(env, exports, "scope", scope), false);
+  return true;
+}
+
+#else
+
+bool aos_scope_napi_register(napi_env env, napi_value exports) {
+  (void)env, (void)exports;
+  return true; /* scopes on this host are built from spawn and killProcessTree alone */
+}
+
+#endif
