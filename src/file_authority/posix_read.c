@@ -94,21 +94,29 @@ static bool aos_fa__racy(const struct stat *sb, int64_t open_ns) {
 #define AOS_FA__BARRIER_THREADS 8
 
 typedef struct {
-  int fd;        /* the helper's own descriptor (a dup), closed by the helper */
-  bool done;     /* the lseek returned; guarded by aos_fa__barrier_mu */
-  bool abandoned; /* the reader stopped waiting: the helper frees the job */
+  int fd;         /* the helper's own descriptor (a dup), closed by the helper */
+  bool done;      /* the lseek returned */
+  int refs;       /* the helper plus each reader waiting; the last one frees the job */
   pthread_cond_t cv;
-  int slot;      /* its place in aos_fa__barrier_files */
+  int slot;       /* its place in aos_fa__barrier_files */
 } aos_fa__barrier_job;
 
+/* Guards every field of the jobs and of aos_fa__barrier_files. */
 static pthread_mutex_t aos_fa__barrier_mu = PTHREAD_MUTEX_INITIALIZER;
-/* The file each running helper waits on (dev, ino; in_use false: a free slot);
- * guarded by the mutex. */
+/* The file each running helper waits on (job NULL: a free slot). Readers of a file that
+ * already has a helper wait on that helper's job instead of starting another. */
 static struct {
-  bool in_use;
+  aos_fa__barrier_job *job;
   dev_t dev;
   ino_t ino;
 } aos_fa__barrier_files[AOS_FA__BARRIER_THREADS];
+
+/* Drops one reference (the mutex held); frees the job with the last. */
+static void aos_fa__barrier_unref(aos_fa__barrier_job *job) {
+  if (--job->refs > 0) return;
+  pthread_cond_destroy(&job->cv);
+  free(job);
+}
 
 static void *aos_fa__barrier_main(void *arg) {
   aos_fa__barrier_job *job = arg;
@@ -116,86 +124,90 @@ static void *aos_fa__barrier_main(void *arg) {
   close(job->fd);
   pthread_mutex_lock(&aos_fa__barrier_mu);
   job->done = true;
-  bool abandoned = job->abandoned;
-  aos_fa__barrier_files[job->slot].in_use = false;
-  pthread_cond_signal(&job->cv);
+  aos_fa__barrier_files[job->slot].job = NULL;
+  pthread_cond_broadcast(&job->cv);
+  aos_fa__barrier_unref(job);
   pthread_mutex_unlock(&aos_fa__barrier_mu);
-  if (abandoned) {
-    pthread_cond_destroy(&job->cv);
-    free(job);
-  }
   return NULL;
 }
 
-/* Waits, for at most AOS_FA__BARRIER_NS, until no write holds the inode lock of fd
- * (the file `sb` describes). 1: none does (a write begun before has finished
- * copying); 0: one still did at the bound, or an earlier read's helper still waits on
- * this same file; -1: no helper could be had (all waiting on other files, no memory
- * or thread). */
-static int aos_fa__barrier(int fd, const struct stat *sb) {
-  int slot = -1;
-  bool same = false;
-  pthread_mutex_lock(&aos_fa__barrier_mu);
-  for (int i = 0; i < AOS_FA__BARRIER_THREADS; i++) {
-    if (!aos_fa__barrier_files[i].in_use) {
-      if (slot < 0) slot = i;
-    } else if (aos_fa__barrier_files[i].dev == sb->st_dev && aos_fa__barrier_files[i].ino == sb->st_ino) {
-      same = true;
-    }
-  }
-  if (!same && slot >= 0) {
-    aos_fa__barrier_files[slot].in_use = true;
-    aos_fa__barrier_files[slot].dev = sb->st_dev;
-    aos_fa__barrier_files[slot].ino = sb->st_ino;
-  }
-  pthread_mutex_unlock(&aos_fa__barrier_mu);
-  if (same) return 0;
-  if (slot < 0) return -1;
+/* A new job for fd with its helper thread started, or NULL (no memory, descriptor or
+ * thread). refs counts the helper and the caller. Called with the mutex held (the
+ * helper cannot take it before the caller has published the job). */
+static aos_fa__barrier_job *aos_fa__barrier_start(int fd, int slot) {
   aos_fa__barrier_job *job = calloc(1, sizeof *job);
+  if (job == NULL) return NULL;
+  job->slot = slot;
+  job->refs = 2;
+  job->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
   pthread_condattr_t ca;
-  bool ca_ok = false, cv_ok = false;
-  if (job != NULL) {
-    job->slot = slot;
-    job->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    ca_ok = pthread_condattr_init(&ca) == 0;
-    cv_ok = ca_ok && pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 &&
+  bool cv_ok = false;
+  if (pthread_condattr_init(&ca) == 0) {
+    cv_ok = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 &&
             pthread_cond_init(&job->cv, &ca) == 0;
-    if (ca_ok) pthread_condattr_destroy(&ca);
+    pthread_condattr_destroy(&ca);
   }
   pthread_t t;
   pthread_attr_t ta;
   bool started = false;
-  if (job != NULL && job->fd >= 0 && cv_ok && pthread_attr_init(&ta) == 0) {
+  if (job->fd >= 0 && cv_ok && pthread_attr_init(&ta) == 0) {
     started = pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED) == 0 &&
               pthread_attr_setstacksize(&ta, 64 * 1024) == 0 &&
               pthread_create(&t, &ta, aos_fa__barrier_main, job) == 0;
     pthread_attr_destroy(&ta);
   }
   if (!started) {
-    if (job != NULL && job->fd >= 0) close(job->fd);
+    if (job->fd >= 0) close(job->fd);
     if (cv_ok) pthread_cond_destroy(&job->cv);
     free(job);
-    pthread_mutex_lock(&aos_fa__barrier_mu);
-    aos_fa__barrier_files[slot].in_use = false;
-    pthread_mutex_unlock(&aos_fa__barrier_mu);
-    return -1;
+    return NULL;
   }
+  return job;
+}
+
+/* Waits, for at most AOS_FA__BARRIER_NS, until no write holds the inode lock of fd
+ * (the file `sb` describes). 1: none does (a write begun before has finished
+ * copying); 0: one still did at the bound; -1: no helper could be had (all waiting on
+ * other files, no memory or thread). Concurrent readers of one file share its helper. */
+static int aos_fa__barrier(int fd, const struct stat *sb) {
   struct timespec deadline;
   clock_gettime(CLOCK_MONOTONIC, &deadline);
   int64_t end = aos_fa__ns(deadline.tv_sec, deadline.tv_nsec) + AOS_FA__BARRIER_NS;
   deadline.tv_sec = (time_t)(end / 1000000000LL);
   deadline.tv_nsec = (long)(end % 1000000000LL);
+
   pthread_mutex_lock(&aos_fa__barrier_mu);
+  aos_fa__barrier_job *job = NULL;
+  int free_slot = -1;
+  for (int i = 0; i < AOS_FA__BARRIER_THREADS; i++) {
+    aos_fa__barrier_job *j = aos_fa__barrier_files[i].job;
+    if (j == NULL) {
+      if (free_slot < 0) free_slot = i;
+    } else if (aos_fa__barrier_files[i].dev == sb->st_dev &&
+               aos_fa__barrier_files[i].ino == sb->st_ino) {
+      job = j;
+    }
+  }
+  if (job != NULL) {
+    job->refs++;
+  } else if (free_slot >= 0) {
+    job = aos_fa__barrier_start(fd, free_slot);
+    if (job != NULL) {
+      aos_fa__barrier_files[free_slot].job = job;
+      aos_fa__barrier_files[free_slot].dev = sb->st_dev;
+      aos_fa__barrier_files[free_slot].ino = sb->st_ino;
+    }
+  }
+  if (job == NULL) {
+    pthread_mutex_unlock(&aos_fa__barrier_mu);
+    return -1;
+  }
   while (!job->done) {
     if (pthread_cond_timedwait(&job->cv, &aos_fa__barrier_mu, &deadline) == ETIMEDOUT) break;
   }
   bool done = job->done;
-  if (!done) job->abandoned = true; /* the helper frees it when its lseek returns */
+  aos_fa__barrier_unref(job);
   pthread_mutex_unlock(&aos_fa__barrier_mu);
-  if (done) {
-    pthread_cond_destroy(&job->cv);
-    free(job);
-  }
   return done ? 1 : 0;
 }
 #endif
