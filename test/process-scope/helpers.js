@@ -76,6 +76,14 @@ function helpers () {
   return out
 }
 
+function commOf (pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/comm`, 'latin1').trim()
+  } catch {
+    return ''
+  }
+}
+
 function ppidOf (pid) {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1')
@@ -120,4 +128,4 @@ function leftoverCgroups (base) {
   }
 }
 
-module.exports = { loadWithBackend, newMark, env, marked, helpers, ppidOf, pgidOf, sleep, waitFor, exited, leftoverCgroups }
+module.exports = { loadWithBackend, newMark, env, marked, helpers, commOf, ppidOf, pgidOf, sleep, waitFor, exited, leftoverCgroups }

@@ -80,7 +80,8 @@ for (const backend of ['cgroup', 'subreaper']) {
       assert.deepEqual(await h.exited(child), [0, null])
       const jobs = await h.waitFor(() => h.marked(mark).length === 1 && h.marked(mark))
       assert.ok(jobs, 'the background job runs after its shell exited')
-      assert.ok(scope.pids().includes(jobs[0]), 'pids() lists the background job')
+      // pids() is a snapshot: a subreaper member is listed once its helper has reported in.
+      assert.ok(await h.waitFor(() => scope.pids().includes(jobs[0])), 'pids() lists the background job')
       await scope.kill({ graceMs: 2000 })
       assert.deepEqual(h.marked(mark), [])
       assert.deepEqual(scope.pids(), [])
@@ -89,14 +90,16 @@ for (const backend of ['cgroup', 'subreaper']) {
     it('a double-forked setsid daemon (re-parented away from the command) is gone when kill settles', async function () {
       const child = sh('(setsid sh -c "sleep 1000 & exit 0" &) ; exit 0')
       assert.deepEqual(await h.exited(child), [0, null])
+      // The one marked process left must be the daemon itself (sleep), not the
+      // short-lived shell that forks it.
       const daemon = await h.waitFor(() => {
         const m = h.marked(mark)
-        return m.length === 1 && m
+        return m.length === 1 && h.commOf(m[0]) === 'sleep' && m
       })
       assert.ok(daemon, 'the daemon runs')
       assert.notEqual(h.ppidOf(daemon[0]), child.pid, 'its parent is not the command')
       assert.notEqual(h.pgidOf(daemon[0]), child.pid, 'it left the command\'s group')
-      assert.ok(scope.pids().includes(daemon[0]))
+      assert.ok(await h.waitFor(() => scope.pids().includes(daemon[0])), 'pids() lists the daemon')
       await scope.kill()
       assert.deepEqual(h.marked(mark), [])
     })
