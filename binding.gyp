@@ -63,6 +63,11 @@
         ["OS=='win'", {
           "sources": [
             "src/file_authority/win32.c",
+            "src/file_authority/win32_stat.c",
+            "src/file_authority/win32_remove.c",
+            "src/file_authority/win32_mkdir.c",
+            "src/file_authority/win32_rename.c",
+            "src/file_authority/win32_tree.c",
             "src/node_lock/win32.c",
             "src/process/win32.c"
           ],

@@ -10,6 +10,7 @@
  * parent handle, and compare the committed name's file id with the temporary file's.
  * Host failures are reported as errno values (mapped from NTSTATUS / Win32 errors). */
 #include "file_authority/fa.h"
+#include "file_authority/win32.h"
 
 #include <windows.h>
 #include <winternl.h>
@@ -19,62 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Values of the NT API that not every SDK's winternl.h defines. */
-#ifndef NT_SUCCESS
-#define NT_SUCCESS(status) (((NTSTATUS)(status)) >= 0)
-#endif
-#ifndef FILE_OPEN
-#define FILE_OPEN 0x00000001
-#endif
-#ifndef FILE_CREATE
-#define FILE_CREATE 0x00000002
-#endif
-#ifndef FILE_DIRECTORY_FILE
-#define FILE_DIRECTORY_FILE 0x00000001
-#endif
-#ifndef FILE_SYNCHRONOUS_IO_NONALERT
-#define FILE_SYNCHRONOUS_IO_NONALERT 0x00000020
-#endif
-#ifndef FILE_OPEN_REPARSE_POINT
-#define FILE_OPEN_REPARSE_POINT 0x00200000
-#endif
-#ifndef FILE_OPEN_FOR_BACKUP_INTENT
-#define FILE_OPEN_FOR_BACKUP_INTENT 0x00004000
-#endif
-#ifndef FILE_NON_DIRECTORY_FILE
-#define FILE_NON_DIRECTORY_FILE 0x00000040
-#endif
-#ifndef FILE_OPEN_IF
-#define FILE_OPEN_IF 0x00000003
-#endif
-#ifndef OBJ_CASE_INSENSITIVE
-#define OBJ_CASE_INSENSITIVE 0x00000040L
-#endif
-
-/* FILE_RENAME_INFORMATION for NtSetInformationFile (class 10), which the SDK's
- * winternl.h does not declare. */
-typedef struct {
-  BOOLEAN ReplaceIfExists;
-  HANDLE RootDirectory;
-  ULONG FileNameLength;
-  WCHAR FileName[1];
-} aos_fa__rename_info;
-#define AOS_FA__FILE_RENAME_INFORMATION ((FILE_INFORMATION_CLASS)10)
-NTSTATUS NTAPI NtSetInformationFile(HANDLE FileHandle, PIO_STATUS_BLOCK IoStatusBlock,
-                                    PVOID FileInformation, ULONG Length,
-                                    FILE_INFORMATION_CLASS FileInformationClass);
-
-#define AOS_FA__H(fd) ((HANDLE)(intptr_t)(fd))
-#define AOS_FA__FD(h) ((int)(intptr_t)(h))
-#define AOS_FA__SHARE_ALL (FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE)
-#define AOS_FA__DIR_ACCESS (FILE_LIST_DIRECTORY | FILE_TRAVERSE | FILE_READ_ATTRIBUTES | SYNCHRONIZE)
-#define AOS_FA__NO_FOLLOW \
-  (FILE_SYNCHRONOUS_IO_NONALERT | FILE_OPEN_REPARSE_POINT | FILE_OPEN_FOR_BACKUP_INTENT)
 #define AOS_FA__TEMP_TRIES 16
 
 /* ------------------------------------------------------------ error mapping */
 
-static int aos_fa__win32_errno(DWORD e) {
+int aos_fa__win32_errno(DWORD e) {
   switch (e) {
     case ERROR_FILE_NOT_FOUND:
     case ERROR_PATH_NOT_FOUND:
@@ -106,7 +56,7 @@ static int aos_fa__win32_errno(DWORD e) {
   }
 }
 
-static int aos_fa__nt_errno(NTSTATUS s) {
+int aos_fa__nt_errno(NTSTATUS s) {
   switch ((ULONG)s) {
     case 0xC0000034UL: /* STATUS_OBJECT_NAME_NOT_FOUND */
     case 0xC000003AUL: /* STATUS_OBJECT_PATH_NOT_FOUND */
@@ -125,7 +75,7 @@ static int aos_fa__nt_errno(NTSTATUS s) {
 /* ------------------------------------------------------------------ helpers */
 
 /* UTF-8 (a checked segment) to UTF-16; returns the length in WCHARs, or -1. */
-static int aos_fa__wide(const char *s, WCHAR *out, int cap) {
+int aos_fa__wide(const char *s, WCHAR *out, int cap) {
   int n = (int)strlen(s);
   if (n == 0) return 0;
   int w = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, n, out, cap);
@@ -133,7 +83,7 @@ static int aos_fa__wide(const char *s, WCHAR *out, int cap) {
 }
 
 /* NtCreateFile of one segment relative to `dir`; returns 0 or an errno. */
-static int aos_fa__nt_open(HANDLE dir, const char *seg, ACCESS_MASK access, ULONG share,
+int aos_fa__nt_open(HANDLE dir, const char *seg, ACCESS_MASK access, ULONG share,
                            ULONG disposition, ULONG options, HANDLE *out) {
   WCHAR name[AOS_FA_MAX_SEGMENT_BYTES + 1];
   int n = aos_fa__wide(seg, name, AOS_FA_MAX_SEGMENT_BYTES);
@@ -153,7 +103,7 @@ static int aos_fa__nt_open(HANDLE dir, const char *seg, ACCESS_MASK access, ULON
   return 0;
 }
 
-static DWORD aos_fa__attributes(HANDLE h, bool *ok) {
+DWORD aos_fa__attributes(HANDLE h, bool *ok) {
   FILE_ATTRIBUTE_TAG_INFO info;
   *ok = GetFileInformationByHandleEx(h, FileAttributeTagInfo, &info, sizeof info) != 0;
   return *ok ? info.FileAttributes : 0;
@@ -318,7 +268,7 @@ int aos_fa_walk(const aos_fa_root *root, const char *const *segs, size_t count,
 }
 
 /* The directory holding segs[count-1]: the root itself, or a new handle. */
-static int aos_fa__parent(const aos_fa_root *root, const char *const *segs, size_t count,
+int aos_fa__parent(const aos_fa_root *root, const char *const *segs, size_t count,
                           unsigned flags, HANDLE *dir, aos_fa_status *st) {
   *dir = AOS_FA__H(root->fd);
   if (count > 1) {
@@ -335,7 +285,7 @@ static int aos_fa__parent(const aos_fa_root *root, const char *const *segs, size
 
 /* The version of the open file: identity (volume, 128-bit id), size, last-write time
  * and ChangeTime (which no caller can set back), in 100 ns units. Returns 0 or errno. */
-static int aos_fa__read_version(HANDLE h, aos_fa_version *v) {
+int aos_fa__read_version(HANDLE h, aos_fa_version *v) {
   memset(v, 0, sizeof *v);
   BY_HANDLE_FILE_INFORMATION bh;
   FILE_BASIC_INFO basic;
@@ -529,74 +479,13 @@ int aos_fa_list(const aos_fa_root *root, const char *const *segs, size_t count,
   int r = aos_fa_walk(root, segs, count, AOS_FA_WALK_LIST, &fd, st);
   if (r != 0) return r;
   int at = count == 0 ? -1 : (int)count - 1;
-  HANDLE h = AOS_FA__H(fd);
-  size_t cap = 0;
-  enum { BUF = 64 * 1024 };
-  uint8_t *buf = malloc(BUF);
-  if (buf == NULL) {
-    CloseHandle(h);
-    return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, at);
-  }
-  for (;;) {
-    if (!GetFileInformationByHandleEx(h, FileIdBothDirectoryInfo, buf, BUF)) {
-      DWORD e = GetLastError();
-      if (e == ERROR_NO_MORE_FILES) break;
-      r = aos_fa_fail(st, AOS_FA_HOST_IO, aos_fa__win32_errno(e), at);
-      goto done;
-    }
-    size_t off = 0;
-    for (;;) {
-      FILE_ID_BOTH_DIR_INFO *info = (FILE_ID_BOTH_DIR_INFO *)(buf + off);
-      int wlen = (int)(info->FileNameLength / sizeof(WCHAR));
-      const WCHAR *w = info->FileName;
-      bool dot = (wlen == 1 && w[0] == L'.') || (wlen == 2 && w[0] == L'.' && w[1] == L'.');
-      if (!dot) {
-        int n = WideCharToMultiByte(CP_UTF8, WC_ERR_INVALID_CHARS, w, wlen, NULL, 0, NULL, NULL);
-        if (n <= 0) {
-          out->omitted++; /* not well-formed UTF-16: no UTF-8 name exists for it */
-        } else {
-          if (out->count == cap) {
-            size_t ncap = cap == 0 ? 16 : cap * 2;
-            aos_fa_entry *ne = realloc(out->entries, ncap * sizeof *ne);
-            if (ne == NULL) {
-              r = aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, at);
-              goto done;
-            }
-            out->entries = ne;
-            cap = ncap;
-          }
-          char *name = malloc((size_t)n + 1);
-          if (name == NULL) {
-            r = aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, at);
-            goto done;
-          }
-          WideCharToMultiByte(CP_UTF8, WC_ERR_INVALID_CHARS, w, wlen, name, n, NULL, NULL);
-          name[n] = '\0';
-          aos_fa_entry_kind kind = AOS_FA_KIND_FILE;
-          if (info->FileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) {
-            kind = AOS_FA_KIND_SYMLINK;
-          } else if (info->FileAttributes & FILE_ATTRIBUTE_DIRECTORY) {
-            kind = AOS_FA_KIND_DIRECTORY;
-          } else if (info->FileAttributes & FILE_ATTRIBUTE_DEVICE) {
-            kind = AOS_FA_KIND_OTHER;
-          }
-          out->entries[out->count].name = name;
-          out->entries[out->count].len = (size_t)n;
-          out->entries[out->count].kind = kind;
-          out->count++;
-        }
-      }
-      if (info->NextEntryOffset == 0) break;
-      off += info->NextEntryOffset;
-    }
-  }
+  size_t omitted = 0;
+  int e = aos_fa__read_dir(AOS_FA__H(fd), out, &omitted);
+  CloseHandle(AOS_FA__H(fd));
+  if (e != 0) return aos_fa_fail(st, AOS_FA_HOST_IO, e, at);
+  out->omitted = omitted;
   aos_fa_status_ok(st);
-  r = 0;
-done:
-  free(buf);
-  CloseHandle(h);
-  if (r != 0) aos_fa_listing_free(out);
-  return r;
+  return 0;
 }
 
 /* ------------------------------------------------------------------- write */
@@ -747,7 +636,7 @@ static int aos_fa__target_refusal(const aos_fa__target *t, const aos_fa_write_op
 
 /* Renames the temporary file to the target, relative to `dir`; `replace`: over an
  * existing file, else never replacing anything. 0 or an errno. */
-static int aos_fa__rename_to(HANDLE tmp, HANDLE dir, const char *target, bool replace) {
+int aos_fa__rename_to(HANDLE tmp, HANDLE dir, const char *target, bool replace) {
   WCHAR wname[AOS_FA_MAX_SEGMENT_BYTES + 1];
   int wlen = aos_fa__wide(target, wname, AOS_FA_MAX_SEGMENT_BYTES);
   if (wlen <= 0) return EINVAL;
