@@ -41,7 +41,7 @@ function describe (err) {
 // so none of it is ever printed: it is only matched against known causes.
 const REASONS = [
   [/NODE_MODULE_VERSION|different Node\.js version/i, 'it was built for another Node.js version'],
-  [/invalid ELF header|file too short|wrong ELF class|ELFCLASS|not a valid Win32 application|%1 is not|not a mach-o file|mach-o, but wrong|wrong architecture|incompatible architecture|machine type/i,
+  [/invalid ELF header|file too short|wrong ELF class|ELFCLASS|not a valid Win32 application|%1 is not|bad EXE format|not a mach-o file|mach-o, but wrong|wrong architecture|incompatible architecture|machine type/i,
     'it is not a binary for this platform and architecture'],
   [/GLIBC_|GLIBCXX_|version `|undefined symbol|symbol not found|procedure could not be found/i,
     'a library or symbol it needs is missing on this system'],
