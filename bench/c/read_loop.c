@@ -3,12 +3,13 @@
  * A rooted, checked whole-file read, N times, as the package's readBytesSync performs
  * it for a file at rest (its syscall sequence, seen with strace; the harness's syscall
  * check compares the two on every run):
- *   MODE "openat2": fstatat of REL beneath ROOT without following the final entry (a
- *   regular file?), one openat2 of REL (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
- *   RESOLVE_NO_MAGICLINKS, O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
- *   MODE "walk": openat of each parent component (O_PATH | O_DIRECTORY | O_NOFOLLOW,
- *   closing the previous one), fstatat of the final name without following it,
- *   openat of it O_NOFOLLOW | O_NONBLOCK, close of the parent;
+ *   the parent directory of REL, resolved beneath ROOT (O_PATH | O_DIRECTORY |
+ *   O_NOFOLLOW): MODE "openat2" with one openat2 (RESOLVE_BENEATH |
+ *   RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS), MODE "walk" with an openat of each
+ *   component (closing the previous one); a file directly in ROOT skips it. Then
+ *   fstatat of the final name in it without following it (a regular file?), openat
+ *   of that name O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, close of the parent (no lookup
+ *   ever passes through a path of several components but the beneath-only openat2);
  *   then: fstat (size), one preadv into a fresh buffer of size bytes plus a byte of
  *   its own past it (a regular file at rest returns size: its end; a byte more would
  *   mean the file grew), fstat again (same identity, size, mtime and ctime), close,
@@ -24,16 +25,11 @@
 static int open_final (int rootfd, const char *rel, int use_openat2) {
   const int flags = O_RDONLY | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC;
   struct stat st;
-  if (use_openat2) {
-    if (fstatat(rootfd, rel, &st, AT_SYMLINK_NOFOLLOW) != 0) bench_die("fstatat", errno);
-    if (!S_ISREG(st.st_mode)) bench_die("not a regular file", EINVAL);
-    return bench_openat2(rootfd, rel, flags);
-  }
   char dir[4096];
   const char *name = bench_split(rel, dir, sizeof dir);
   int dfd = rootfd;
   if (dir[0] != '\0') {
-    dfd = bench_open_dir(rootfd, dir, 0, O_PATH);
+    dfd = bench_open_dir(rootfd, dir, use_openat2, O_PATH);
     if (dfd < 0) return -1;
   }
   if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) bench_die("fstatat", errno);

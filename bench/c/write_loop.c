@@ -3,13 +3,15 @@
  * The contract's atomic replace of one file, N times, in the order the package's
  * writeTextSync performs it (its syscall sequence, seen with strace; the harness's
  * syscall check compares the two on every run):
- *   fstat the root, resolve the parent directory of REL beneath ROOT (RESOLVE
- *   "openat2" or "walk", as in read_loop), fstatat the target without following
- *   links (a regular file or missing; its mode is kept), create the temporary file in
- *   that parent (MODE "excl": a random name (getrandom), openat with O_CREAT | O_EXCL
- *   | O_NOFOLLOW; MODE "tmpfile": an unnamed O_TMPFILE file), fstat it (identity),
- *   fchmod to the kept mode, write SIZE bytes, fsync, (MODE "tmpfile": a random name,
- *   linkat with AT_EMPTY_PATH), close, renameat over the target in the same parent,
+ *   resolve the parent directory of REL beneath ROOT (RESOLVE "openat2" or "walk",
+ *   as in read_loop), fstatat the target without following links (a regular file or
+ *   missing; its mode is kept), create the temporary file in that parent (MODE
+ *   "excl": a random name (getrandom), openat with O_CREAT | O_EXCL | O_NOFOLLOW;
+ *   MODE "tmpfile": an unnamed O_TMPFILE file), fstat it (identity), write SIZE
+ *   bytes, fchmod to the kept mode, fsync, (MODE "tmpfile": a random name, linkat
+ *   with AT_EMPTY_PATH), close; then, over an existing target, renameat2 with
+ *   RENAME_EXCHANGE, fstatat of the replaced entry now at the temporary name (the one
+ *   checked?) and unlinkat of it; over no target, renameat2 with RENAME_NOREPLACE;
  *   fsync the parent, fstatat the committed name and compare it with the temporary
  *   file's identity, close the parent.
  * The root directory is opened once, outside the loop.
@@ -45,8 +47,6 @@ static void random_name (char *out, size_t size) {
 
 static void write_once (int rootfd, const char *rel, int use_openat2, int use_tmpfile,
                         const unsigned char *buf, size_t size) {
-  struct stat root;
-  if (fstat(rootfd, &root) != 0) bench_die("fstat root", errno);
   char dir[4096];
   const char *name = bench_split(rel, dir, sizeof dir);
   int pfd = bench_open_dir(rootfd, dir, use_openat2, 0);
@@ -70,8 +70,8 @@ static void write_once (int rootfd, const char *rel, int use_openat2, int use_tm
   if (fd < 0) bench_die("open temporary", errno);
   struct stat written;
   if (fstat(fd, &written) != 0) bench_die("fstat", errno);
-  if (have_target && fchmod(fd, mode) != 0) bench_die("fchmod", errno);
   write_all(fd, buf, size);
+  if (have_target && fchmod(fd, mode) != 0) bench_die("fchmod", errno);
   fsync_fd(fd);
   if (use_tmpfile) {
     /* Named only once complete: AT_EMPTY_PATH, or through /proc without the
@@ -84,7 +84,15 @@ static void write_once (int rootfd, const char *rel, int use_openat2, int use_tm
     }
   }
   close(fd);
-  if (renameat(pfd, tmpname, pfd, name) != 0) bench_die("renameat", errno);
+  if (have_target) {
+    if (renameat2(pfd, tmpname, pfd, name, RENAME_EXCHANGE) != 0) bench_die("renameat2", errno);
+    struct stat replaced;
+    if (fstatat(pfd, tmpname, &replaced, AT_SYMLINK_NOFOLLOW) != 0) bench_die("fstatat", errno);
+    if (replaced.st_ino != target.st_ino || replaced.st_dev != target.st_dev) bench_die("target changed", EIO);
+    if (unlinkat(pfd, tmpname, 0) != 0) bench_die("unlinkat", errno);
+  } else if (renameat2(pfd, tmpname, pfd, name, RENAME_NOREPLACE) != 0) {
+    bench_die("renameat2", errno);
+  }
   fsync_fd(pfd);
   struct stat committed;
   if (fstatat(pfd, name, &committed, AT_SYMLINK_NOFOLLOW) != 0) bench_die("fstatat", errno);

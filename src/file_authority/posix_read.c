@@ -1,18 +1,20 @@
 /* file-authority: bounded, consistent reads of one regular file (POSIX).
  *
- * The sequence (Linux, openat2 resolver, a file at rest): fstatat of the whole path
- * without following the final entry (a look only: a FIFO, socket or device found
- * there is refused without being opened), one openat2 of the whole path beneath the
- * root (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS, O_NOFOLLOW |
- * O_NONBLOCK | O_NOCTTY), fstat (a regular file? its size, its version), one preadv
- * into the caller's buffer plus a probe byte past its end (growth), fstat (the same
- * version?), close. The look may pass through a link planted in a parent, which the
- * openat2 of the same path then refuses; whenever the fast path does not end in a
- * regular file opened beneath the root (any failure, anything not regular, a path too
- * long for one call, the portable resolver), the precise path decides: the parent is
- * resolved component by component (aos_fa_walk, which names the exact segment and
- * kind), the final entry looked at with fstatat, then opened as above. The root's
- * liveness is only checked where a failure needs it (a removed root has no entries).
+ * The entry is never looked up through a pathname: only the parent directory is
+ * resolved (aos_fa_walk: one openat2 beneath the root with RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS, O_PATH; the portable walk component by
+ * component where openat2 fails or is not used), so a link planted in a parent makes
+ * the package look up nothing outside the root. The final entry, one name in that
+ * parent, is looked at with fstatat without following it (a FIFO, socket or device
+ * found there is refused without being opened), then opened with openat(O_NOFOLLOW |
+ * O_NONBLOCK | O_NOCTTY): an entry swapped in between is opened without blocking,
+ * found not regular by the fstat that follows, and closed unread. The sequence
+ * (Linux, openat2 resolver, a file at rest two or more segments deep): openat2 of the
+ * parent, fstatat, openat, close of the parent, fstat (a regular file? its size, its
+ * version), one preadv into the caller's buffer plus a probe byte past its end
+ * (growth), fstat (the same version?), close; a file directly in the root skips the
+ * parent (six calls). The root's liveness is only checked where a failure needs it
+ * (a removed root has no entries).
  *
  * A read is returned only if the file's identity, size, modification time and
  * status-change time are the same before and after it. The ctime is what a writer
@@ -320,25 +322,6 @@ static int aos_fa__opened(int fd, struct stat *opened, int last, aos_fa_status *
   return 0;
 }
 
-/* The fast path (openat2 resolver): 0 with *fd_out open on a regular file; 1 when the
- * precise path must decide (nothing is open then); or a failure of the descriptor it
- * opened (it was not a regular file). */
-static int aos_fa__open_fast(const aos_fa_root *root, const char *const *segs, size_t count,
-                             int *fd_out, struct stat *opened, int64_t *open_ns,
-                             aos_fa_status *st) {
-  if (root->resolver != AOS_FA_RESOLVE_OPENAT2) return 1;
-  char path[4096];
-  if (aos_fa_posix_join(segs, count, path, sizeof path) != 0) return 1;
-  struct stat look;
-  if (fstatat(root->fd, path, &look, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(look.st_mode)) return 1;
-  *open_ns = aos_fa__now_ns();
-  int fd = aos_fa_posix_openat2(root->fd, path, AOS_FA__READ_FLAGS);
-  if (fd < 0) return 1; /* a link (ELOOP, EXDEV), a removal, no openat2: be precise */
-  int r = aos_fa__opened(fd, opened, (int)count - 1, st);
-  if (r == 0) *fd_out = fd;
-  return r;
-}
-
 /* Opens the regular file segs[0..count) for reading: *fd and its metadata at the
  * open (*opened), *open_ns the time just before the open. Fails *st otherwise. */
 static int aos_fa__open_regular(const aos_fa_root *root, const char *const *segs, size_t count,
@@ -349,8 +332,6 @@ static int aos_fa__open_regular(const aos_fa_root *root, const char *const *segs
   if (count == 0) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, 0, -1);
   int r = aos_fa_segments_check(segs, count, st);
   if (r != 0) return r;
-  r = aos_fa__open_fast(root, segs, count, fd_out, opened, open_ns, st);
-  if (r != 1) return r;
 
   int last = (int)count - 1;
   int dir = root->fd;
