@@ -17,7 +17,7 @@ cd "$(dirname "$0")/../.."
 paths=("$@")
 [ ${#paths[@]} -eq 0 ] && paths=(no-pgroup-fd no-pidfd no-proc)
 # shellcheck disable=SC2206 # word splitting of AOS_MOCHA_ARGS is meant
-mocha=(node node_modules/mocha/bin/mocha.js --no-config --timeout 120000 --reporter spec ${AOS_MOCHA_ARGS:-} 'test/process/*.test.js')
+mocha=(node node_modules/mocha/bin/mocha.js --no-config --exit --timeout 120000 --reporter spec ${AOS_MOCHA_ARGS:-} 'test/process/*.test.js')
 status=0
 for p in "${paths[@]}"; do
   echo "::: process suite, forced path: $p"
