@@ -12,6 +12,7 @@ const { formatMessage, kMessage } = require('./internal/message.js')
 const CODES = new Set(['INVALID_PATH', 'UNSAFE_ENTRY', 'LOCK_HELD', 'LOCK_TIMEOUT', 'UNSUPPORTED_BACKEND', 'HOST_IO'])
 
 const kReason = Symbol('reason')
+const UNSAFE_REASON = 'the entry at the lock path is not a guard file; it was left as it was'
 
 // The message is lib/internal/message.js's one format:
 //   <operation> failed: <CODE>[: <argument> <expected> | : held by pid N ...][ (hostCode)]
@@ -39,7 +40,8 @@ class NodeLockError extends Error {
     const operation = typeof d.operation === 'string' ? d.operation : 'nodeLock'
     const holderPid = Number.isSafeInteger(d.holderPid) && d.holderPid > 0 ? d.holderPid : undefined
     const hostCode = typeof d.hostCode === 'string' && /^[A-Z][A-Z0-9_]{0,63}$/.test(d.hostCode) ? d.hostCode : undefined
-    super(formatMessage({ operation, code, holderPid, hostCode, reason: d.reason, argument: d.argument, expected: d.expected }, 'nodeLock'))
+    const reason = d.reason !== undefined ? d.reason : code === 'UNSAFE_ENTRY' ? UNSAFE_REASON : undefined
+    super(formatMessage({ operation, code, holderPid, hostCode, reason, argument: d.argument, expected: d.expected }, 'nodeLock'))
     Object.defineProperty(this, 'name', { value: 'NodeLockError', enumerable: false, configurable: true, writable: true })
     this.code = code
     this.operation = operation
