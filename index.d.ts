@@ -207,7 +207,7 @@ export declare function acquire(
 export declare function withLock<T>(
   lockPath: string,
   fn: () => T | Promise<T>,
-  options?: { timeoutMs?: number; signal?: AbortSignal }
+  options?: { timeoutMs?: number; signal?: AbortSignalLike }
 ): Promise<T>
 
 // ----------------------------------------------------------------------- process
@@ -232,3 +232,30 @@ export interface ChildProcessLike {
 }
 
 export declare function killProcessTree(target: ChildProcessLike | number, options?: KillProcessTreeOptions): Promise<void>
+
+export type ProcessTreeErrorCode = 'NOT_SPAWNED' | 'INVALID_OPTION' | 'HOST_IO' | 'UNSUPPORTED_BACKEND'
+
+export interface ProcessTreeErrorDetails {
+  /** The argument at fault: 'target', 'target.pid', 'options', 'options.graceMs', ... */
+  argument?: string
+  hostCode?: string
+}
+
+/** HOST_IO and UNSUPPORTED_BACKEND. `instanceof ProcessTreeError` also holds for a
+ * ProcessTreeTypeError. */
+export declare class ProcessTreeError extends Error {
+  constructor(code: 'HOST_IO' | 'UNSUPPORTED_BACKEND', details?: ProcessTreeErrorDetails)
+  readonly code: ProcessTreeErrorCode
+  readonly operation: 'killProcessTree'
+  readonly argument?: string
+  readonly hostCode?: string
+}
+
+/** NOT_SPAWNED and INVALID_OPTION: a TypeError. */
+export declare class ProcessTreeTypeError extends TypeError {
+  constructor(code: 'NOT_SPAWNED' | 'INVALID_OPTION', details?: ProcessTreeErrorDetails)
+  readonly code: 'NOT_SPAWNED' | 'INVALID_OPTION'
+  readonly operation: 'killProcessTree'
+  readonly argument?: string
+  readonly hostCode?: string
+}

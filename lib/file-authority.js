@@ -12,9 +12,11 @@
 
 const { inspect } = require('node:util')
 const binding = require('./binding.js')
+const debug = require('./internal/debug.js')
 const {
   FileAuthorityError,
   fail,
+  invalid,
   unsupported,
   readOption,
   OPERATIONS
@@ -66,7 +68,7 @@ class Authority {
 
   get closed () {
     const state = stateOf(this)
-    if (state === undefined) throw fail('INVALID_PATH', 'closed')
+    if (state === undefined) throw invalid('closed', 'this', 'must be a file authority')
     return state.closed
   }
 
@@ -74,7 +76,7 @@ class Authority {
     const operation = 'sharesRootWith'
     const mine = receiver(this, operation)
     const theirs = stateOf(other)
-    if (theirs === undefined) throw fail('INVALID_PATH', operation)
+    if (theirs === undefined) throw invalid(operation, 'other', 'must be a file authority')
     live(mine, operation)
     live(theirs, operation)
     try {
@@ -113,8 +115,10 @@ class Authority {
 /** The state of `self`, which must be an authority (of the given kind, if any). */
 function receiver (self, operation, writable) {
   const state = stateOf(self)
-  if (state === undefined) throw fail('INVALID_PATH', operation)
-  if (writable !== undefined && state.writable !== writable) throw fail('INVALID_PATH', operation)
+  if (state === undefined) throw invalid(operation, 'this', 'must be a file authority')
+  if (writable !== undefined && state.writable !== writable) {
+    throw invalid(operation, 'this', writable ? 'must be a WriteAuthority' : 'must be a ReadAuthority')
+  }
   return state
 }
 
@@ -286,14 +290,25 @@ function defineOperation (row) {
 
 for (const row of OPERATIONS) defineOperation(row)
 
+// NODE_DEBUG=agent-os: one line per operation (lib/internal/debug.js); with it off,
+// nothing is wrapped.
+if (debug.enabled) {
+  for (const { name, side } of OPERATIONS) {
+    const classes = side === 'read' ? [ReadAuthority] : side === 'write' ? [WriteAuthority] : [ReadAuthority, WriteAuthority]
+    for (const Class of classes) debug.traceMethods(Class.prototype, { [name]: 'async', [`${name}Sync`]: 'sync' })
+  }
+}
+
+const ROOT_EXPECTED = 'must be an absolute path (a well-formed string without NUL)'
+
 /** `root`: an absolute path, a well-formed string without NUL. */
 function checkRoot (root, operation) {
   if (typeof root !== 'string' || root.length === 0 || root.includes('\0') || !root.isWellFormed()) {
-    throw fail('INVALID_PATH', operation)
+    throw invalid(operation, 'root', ROOT_EXPECTED)
   }
   // Absolute: '/...' on POSIX; a drive ('C:\\...') or UNC ('\\\\server\\share') path on Windows.
   const absolute = process.platform === 'win32' ? /^(?:[A-Za-z]:[\\/]|[\\/]{2}[^\\/])/.test(root) : root.startsWith('/')
-  if (!absolute) throw fail('INVALID_PATH', operation)
+  if (!absolute) throw invalid(operation, 'root', ROOT_EXPECTED)
   return root
 }
 
@@ -302,7 +317,7 @@ function checkOpenOptions (options, operation) {
   const same = readOption(options, 'sameRootAs', operation)
   if (same === undefined) return undefined
   const state = stateOf(same)
-  if (state === undefined) throw fail('INVALID_PATH', operation)
+  if (state === undefined) throw invalid(operation, 'options.sameRootAs', 'must be a file authority')
   return state
 }
 
@@ -359,4 +374,12 @@ module.exports = {
   openWriteAuthority,
   openWriteAuthoritySync,
   FileAuthorityError
+}
+// NODE_DEBUG=agent-os (lib/internal/debug.js). The plain object literal above stays as
+// it is so that ES modules can import each name (Node's CommonJS export detection).
+if (debug.enabled) {
+  module.exports.openReadAuthority = debug.traceAsync('openReadAuthority', openReadAuthority)
+  module.exports.openReadAuthoritySync = debug.traceSync('openReadAuthoritySync', openReadAuthoritySync)
+  module.exports.openWriteAuthority = debug.traceAsync('openWriteAuthority', openWriteAuthority)
+  module.exports.openWriteAuthoritySync = debug.traceSync('openWriteAuthoritySync', openWriteAuthoritySync)
 }

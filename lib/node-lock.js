@@ -6,40 +6,42 @@
 
 const path = require('node:path')
 const binding = require('./binding.js')
+const debug = require('./internal/debug.js')
+const { formatMessage, kMessage } = require('./internal/message.js')
 
 const CODES = new Set(['INVALID_PATH', 'UNSAFE_ENTRY', 'LOCK_HELD', 'LOCK_TIMEOUT', 'UNSUPPORTED_BACKEND', 'HOST_IO'])
 
-const TEXT = {
-  INVALID_PATH: 'invalid lock path or argument',
-  UNSAFE_ENTRY: 'the entry at the lock path is not a guard file (a link, not a regular file, a file with more than one link, or content other than a holder record); it was left as it was',
-  LOCK_HELD: 'the lock is held',
-  LOCK_TIMEOUT: 'the lock was still held when the time ran out',
-  UNSUPPORTED_BACKEND: 'no native backend',
-  HOST_IO: 'the host failed'
-}
-
 const kReason = Symbol('reason')
+const UNSAFE_REASON = 'the entry at the lock path is not a guard file; it was left as it was'
 
-// A message names the operation, the code, the holder's pid and the host code; never
-// the lock path or anything else the caller passed in.
+// The message is lib/internal/message.js's one format:
+//   <operation> failed: <CODE>[: <argument> <expected> | : held by pid N ...][ (hostCode)]
+// It names the operation, the code, the holder's pid, the host code and, for a bad
+// argument, the argument at fault and what it must be; never the lock path or anything
+// else the caller passed in.
 class NodeLockError extends Error {
   constructor (code, details) {
     if (!CODES.has(code)) throw new TypeError('NodeLockError: unknown code')
     let d
     try { // each detail read once, so a getter cannot change it between check and use
       const given = details === undefined || details === null ? {} : details
-      d = { operation: given.operation, holderPid: given.holderPid, hostCode: given.hostCode, [kReason]: given[kReason] }
+      const m = given[kMessage]
+      d = {
+        operation: given.operation,
+        holderPid: given.holderPid,
+        hostCode: given.hostCode,
+        reason: given[kReason],
+        argument: m !== undefined && m !== null ? m.argument : undefined,
+        expected: m !== undefined && m !== null ? m.expected : undefined
+      }
     } catch {
       throw new TypeError('NodeLockError: details could not be read')
     }
     const operation = typeof d.operation === 'string' ? d.operation : 'nodeLock'
     const holderPid = Number.isSafeInteger(d.holderPid) && d.holderPid > 0 ? d.holderPid : undefined
     const hostCode = typeof d.hostCode === 'string' && /^[A-Z][A-Z0-9_]{0,63}$/.test(d.hostCode) ? d.hostCode : undefined
-    let message = `${operation} failed: ${code}: ${TEXT[code]}`
-    if (holderPid !== undefined) message += ` by pid ${holderPid}`
-    if (hostCode !== undefined) message += ` (${hostCode})`
-    if (typeof d[kReason] === 'string') message += `: ${d[kReason]}`
-    super(message)
+    const reason = d.reason !== undefined ? d.reason : code === 'UNSAFE_ENTRY' ? UNSAFE_REASON : undefined
+    super(formatMessage({ operation, code, holderPid, hostCode, reason, argument: d.argument, expected: d.expected }, 'nodeLock'))
     Object.defineProperty(this, 'name', { value: 'NodeLockError', enumerable: false, configurable: true, writable: true })
     this.code = code
     this.operation = operation
@@ -59,8 +61,9 @@ function nativePart (operation) {
 
 const isWindows = process.platform === 'win32'
 
-function invalid (operation, reason) {
-  return new NodeLockError('INVALID_PATH', { operation, [kReason]: reason })
+/** A bad argument: `argument` names it, `expected` says what it must be (fixed texts). */
+function invalid (operation, argument, expected) {
+  return new NodeLockError('INVALID_PATH', { operation, [kMessage]: { argument, expected } })
 }
 
 function checkPath (lockPath, operation) {
@@ -68,7 +71,7 @@ function checkPath (lockPath, operation) {
     (isWindows ? /^(?:[A-Za-z]:[\\/]|[\\/]{2}[^\\/])/.test(lockPath) : path.posix.isAbsolute(lockPath)) &&
     // A name that ends in a separator can never be a file.
     !(isWindows ? /[\\/]$/ : /\/$/).test(lockPath)
-  if (!ok) throw invalid(operation, 'lockPath must be an absolute path to a file (a string without NUL, not ending in a separator)')
+  if (!ok) throw invalid(operation, 'lockPath', 'must be an absolute path to a file (a string without NUL, not ending in a separator)')
 }
 
 const kMake = Symbol('make')
@@ -149,19 +152,19 @@ function isAbortSignal (value) {
 // for a wait at all (withLock waits only then).
 function checkAcquireOptions (options, operation) {
   if (options === undefined || options === null) return { timeoutMs: DEFAULT_TIMEOUT_MS, signal: undefined, waits: false }
-  if (typeof options !== 'object') throw invalid(operation, 'options must be an object')
+  if (typeof options !== 'object') throw invalid(operation, 'options', 'must be an object')
   let given, signal
   try {
     given = options.timeoutMs
     signal = options.signal
   } catch {
-    throw invalid(operation, 'options could not be read') // a getter or proxy trap threw
+    throw invalid(operation, 'options', 'could not be read') // a getter or proxy trap threw
   }
   if (given !== undefined && (typeof given !== 'number' || !Number.isFinite(given) || given < 0)) {
-    throw invalid(operation, 'options.timeoutMs must be a finite number >= 0')
+    throw invalid(operation, 'options.timeoutMs', 'must be a finite number >= 0')
   }
   if (signal !== undefined && !isAbortSignal(signal)) {
-    throw invalid(operation, 'options.signal must be an AbortSignal')
+    throw invalid(operation, 'options.signal', 'must be an AbortSignal')
   }
   return { timeoutMs: given === undefined ? DEFAULT_TIMEOUT_MS : given, signal, waits: given !== undefined || signal !== undefined }
 }
@@ -216,7 +219,7 @@ async function acquire (lockPath, options) {
  * `signal`, waits as acquire does. */
 async function withLock (lockPath, fn, options) {
   checkPath(lockPath, 'withLock')
-  if (typeof fn !== 'function') throw invalid('withLock', 'fn must be a function')
+  if (typeof fn !== 'function') throw invalid('withLock', 'fn', 'must be a function')
   const { timeoutMs, signal, waits } = checkAcquireOptions(options, 'withLock')
   let guard
   if (waits) {
@@ -234,4 +237,12 @@ async function withLock (lockPath, fn, options) {
   }
 }
 
+// NODE_DEBUG=agent-os: one line per call (lib/internal/debug.js); a tryAcquire that
+// found the lock held logs 'held'. With it off, these are the functions themselves.
+// The plain object literal stays as it is so that ES modules can import each name.
 module.exports = { tryAcquire, acquire, withLock, NodeLockError }
+if (debug.enabled) {
+  module.exports.tryAcquire = debug.traceSync('tryAcquire', tryAcquire, { outcome: (r) => (r === undefined ? 'held' : 'ok') })
+  module.exports.acquire = debug.traceAsync('acquire', acquire)
+  module.exports.withLock = debug.traceAsync('withLock', withLock)
+}

@@ -9,6 +9,8 @@
 const os = require('node:os')
 const { ChildProcess } = require('node:child_process')
 const binding = require('./binding.js')
+const debug = require('./internal/debug.js')
+const { formatMessage, kMessage } = require('./internal/message.js')
 
 const DEFAULT_KILL_GRACE_MS = 2000
 
@@ -51,10 +53,17 @@ function setUp (err, code, details) {
   if (details.hostCode !== undefined) err.hostCode = details.hostCode
 }
 
+// lib/internal/message.js's one format: `killProcessTree failed: CODE[: argument
+// expected | : reason][ (hostCode)]`.
 function composeMessage (code, details) {
-  const reason = typeof details.reason === 'string' ? `: ${details.reason}` : ''
-  const host = details.hostCode !== undefined ? ` (${details.hostCode})` : ''
-  return `killProcessTree failed: ${code}${host}${reason}`
+  return formatMessage({
+    operation: 'killProcessTree',
+    code,
+    argument: details.expected !== undefined ? details.argument : undefined,
+    expected: details.expected,
+    reason: details.reason,
+    hostCode: details.hostCode
+  }, 'killProcessTree')
 }
 
 function readDetails (code, details) {
@@ -64,7 +73,9 @@ function readDetails (code, details) {
     const argument = typeof given.argument === 'string' && /^[A-Za-z.]{1,64}$/.test(given.argument) ? given.argument : undefined
     const hostCode = typeof given.hostCode === 'string' && /^[A-Z][A-Z0-9_]{0,63}$/.test(given.hostCode) ? given.hostCode : undefined
     const reason = typeof given.reason === 'string' ? given.reason : undefined
-    return { argument, hostCode, reason }
+    const m = given[kMessage]
+    const expected = m !== undefined && m !== null && typeof m.expected === 'string' ? m.expected : undefined
+    return { argument, hostCode, reason, expected }
   } catch {
     throw new TypeError('ProcessTreeError: details could not be read')
   }
@@ -102,8 +113,10 @@ class ProcessTreeTypeError extends TypeError {
   }
 }
 
-function typeError (code, argument, reason, cause) {
-  const err = new ProcessTreeTypeError(code, { argument, reason })
+/** A bad argument: `argument` names it and `expected` says what it must be (fixed
+ * texts); NOT_SPAWNED gives a `reason` instead. */
+function typeError (code, argument, expected, cause, reason) {
+  const err = new ProcessTreeTypeError(code, { argument, reason, [kMessage]: { expected } })
   if (cause !== undefined) Object.defineProperty(err, 'cause', { value: cause, configurable: true, writable: true })
   return err
 }
@@ -117,22 +130,22 @@ function parseOptions (options) {
     return { signal: 'SIGTERM', graceMs: DEFAULT_KILL_GRACE_MS, preKill: undefined }
   }
   if (typeof options !== 'object') {
-    throw typeError('INVALID_OPTION', 'options', 'options must be an object')
+    throw typeError('INVALID_OPTION', 'options', 'must be an object')
   }
   let signal, graceMs, preKill
   try {
     ({ signal = 'SIGTERM', graceMs = DEFAULT_KILL_GRACE_MS, preKill } = options)
   } catch (cause) { // a getter or proxy trap threw, or the proxy is revoked
-    throw typeError('INVALID_OPTION', 'options', 'options could not be read', cause)
+    throw typeError('INVALID_OPTION', 'options', 'could not be read', cause)
   }
   if (typeof signal !== 'string' || !Object.prototype.hasOwnProperty.call(os.constants.signals, signal)) {
-    throw typeError('INVALID_OPTION', 'options.signal', 'options.signal is not a known signal name')
+    throw typeError('INVALID_OPTION', 'options.signal', 'must be a known signal name')
   }
   if (typeof graceMs !== 'number' || !Number.isFinite(graceMs) || graceMs < 0) {
-    throw typeError('INVALID_OPTION', 'options.graceMs', 'options.graceMs must be a finite number >= 0')
+    throw typeError('INVALID_OPTION', 'options.graceMs', 'must be a finite number >= 0')
   }
   if (preKill !== undefined && typeof preKill !== 'function') {
-    throw typeError('INVALID_OPTION', 'options.preKill', 'options.preKill must be a function')
+    throw typeError('INVALID_OPTION', 'options.preKill', 'must be a function')
   }
   return { signal, graceMs, preKill }
 }
@@ -148,19 +161,19 @@ function checkChild (child) {
     ok = child !== null && (typeof child === 'object' || typeof child === 'function') &&
       typeof child.once === 'function' && typeof child.removeListener === 'function'
   } catch (cause) { // a getter or proxy trap threw, or the proxy is revoked
-    throw typeError('INVALID_OPTION', 'target', 'target could not be read', cause)
+    throw typeError('INVALID_OPTION', 'target', 'could not be read', cause)
   }
-  if (!ok) throw typeError('INVALID_OPTION', 'target', 'target is neither a ChildProcessLike nor a process id')
+  if (!ok) throw typeError('INVALID_OPTION', 'target', 'must be a ChildProcessLike or a process id')
 }
 
 // A pid target (the number itself, or a ChildProcessLike's pid): a positive integer,
 // not this process, not 1 (init: a walk from it would reach the whole host).
 function checkPid (pid, argument) {
   if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 0 || pid > 0x7fffffff) {
-    throw typeError('INVALID_OPTION', argument, `${argument} is not a process id`)
+    throw typeError('INVALID_OPTION', argument, 'must be a process id (a positive integer)')
   }
-  if (pid === process.pid) throw typeError('INVALID_OPTION', argument, `${argument} is the calling process`)
-  if (pid === 1) throw typeError('INVALID_OPTION', argument, `${argument} is the init process`)
+  if (pid === process.pid) throw typeError('INVALID_OPTION', argument, 'must not be the calling process')
+  if (pid === 1) throw typeError('INVALID_OPTION', argument, 'must not be the init process')
 }
 
 function nativePart () {
@@ -194,11 +207,11 @@ function killProcessTree (target, options) {
       exited = hasExited(child)
       pid = child.pid
     } catch (cause) { // a getter or proxy trap threw
-      throw typeError('INVALID_OPTION', 'target', 'target could not be read', cause)
+      throw typeError('INVALID_OPTION', 'target', 'could not be read', cause)
     }
     if (exited) return Promise.resolve() // 1. nothing to do, no signal sent
     if (pid === undefined || pid === null) {
-      throw typeError('NOT_SPAWNED', 'target', 'the child was never spawned (no pid, no exit state)')
+      throw typeError('NOT_SPAWNED', 'target', undefined, undefined, 'the child was never spawned (no pid, no exit state)')
     }
     checkPid(pid, 'target.pid')
     const native = nativePart()
@@ -338,5 +351,11 @@ class Escalation {
   }
 }
 
+// NODE_DEBUG=agent-os: one line per call (lib/internal/debug.js); off, nothing is wrapped.
+// The plain object literal stays as it is so that ES modules can import each name.
 module.exports = { DEFAULT_KILL_GRACE_MS, killProcessTree, ProcessTreeError, ProcessTreeTypeError }
 module.exports.openProcessScope = require('./internal/process-scope.js').openProcessScope
+if (debug.enabled) {
+  module.exports.killProcessTree = debug.traceAsync('killProcessTree', killProcessTree)
+  module.exports.openProcessScope = debug.traceAsync('openProcessScope', module.exports.openProcessScope)
+}

@@ -5,33 +5,12 @@ export {
   killProcessTree
 } from '../index'
 export { SignalName } from '../index'
+import type { SignalName } from '../index'
+export { ProcessTreeErrorCode, ProcessTreeErrorDetails, ProcessTreeError, ProcessTreeTypeError } from '../index'
 
-export type ProcessTreeErrorCode = 'NOT_SPAWNED' | 'INVALID_OPTION' | 'HOST_IO' | 'UNSUPPORTED_BACKEND'
-
-interface ProcessTreeErrorDetails {
-  /** The argument at fault: 'target', 'target.pid', 'options', 'options.graceMs', ... */
-  argument?: string
-  hostCode?: string
-}
-
-/** HOST_IO and UNSUPPORTED_BACKEND. `instanceof ProcessTreeError` also holds for a
- * ProcessTreeTypeError. */
-export declare class ProcessTreeError extends Error {
-  constructor(code: 'HOST_IO' | 'UNSUPPORTED_BACKEND', details?: ProcessTreeErrorDetails)
-  readonly code: ProcessTreeErrorCode
-  readonly operation: 'killProcessTree'
-  readonly argument?: string
-  readonly hostCode?: string
-}
-
-/** NOT_SPAWNED and INVALID_OPTION: a TypeError. */
-export declare class ProcessTreeTypeError extends TypeError {
-  constructor(code: 'NOT_SPAWNED' | 'INVALID_OPTION', details?: ProcessTreeErrorDetails)
-  readonly code: 'NOT_SPAWNED' | 'INVALID_OPTION'
-  readonly operation: 'killProcessTree'
-  readonly argument?: string
-  readonly hostCode?: string
-}
+// The scope types below stay here, not in index.d.ts: they name Node's own types
+// (ChildProcess, SpawnOptions), and index.d.ts type-checks without
+// @types/node.
 
 // Process scopes (docs/process-scopes.md).
 import type { ChildProcess, SpawnOptions } from 'node:child_process'
@@ -42,7 +21,7 @@ export type ProcessScopeBackend = 'cgroup' | 'subreaper' | 'tree'
 
 export interface ProcessScopeKillOptions {
   /** Sent to every process in the scope first; default 'SIGTERM'. */
-  signal?: NodeJS.Signals
+  signal?: SignalName
   /** Wait this long for the scope to empty before SIGKILL; default 2000. */
   graceMs?: number
 }

@@ -5,6 +5,7 @@
 
 const { isUtf8, constants: { MAX_LENGTH } } = require('node:buffer')
 const { isUint8Array } = require('node:util').types
+const { formatMessage, kMessage } = require('./message.js')
 
 const RECOVERABLE = Object.freeze({
   INVALID_PATH: 'yes',
@@ -26,17 +27,11 @@ function isCode (code) {
   return typeof code === 'string' && Object.prototype.hasOwnProperty.call(RECOVERABLE, code)
 }
 
-// A message names only the operation, the segment index and the host code; never a
-// root, a segment's text or content. `reason` is an internal, fixed text used only for
-// UNSUPPORTED_BACKEND (why the binding is unusable), never caller data.
-function composeMessage (code, operation, segmentIndex, hostCode, reason) {
-  let msg = `${operation} failed: ${code}`
-  if (segmentIndex !== undefined) msg += ` at segment ${segmentIndex}`
-  if (hostCode !== undefined) msg += ` (${hostCode})`
-  if (reason !== undefined) msg += `: ${reason}`
-  return msg
-}
-
+// The message is lib/internal/message.js's one format:
+//   <operation> failed: <CODE>[ at segment i][: <argument> <expected> | : <reason>][ (hostCode)]
+// It names the operation, the segment index, the host code and, for a bad argument, the
+// argument at fault and what it must be (fixed texts of this package); never a root, a
+// segment's text, content or any value the caller passed.
 const kReason = Symbol('reason')
 
 class FileAuthorityError extends Error {
@@ -47,7 +42,15 @@ class FileAuthorityError extends Error {
     let d
     try { // each detail read once, so a getter cannot change it between check and use
       const given = details === undefined || details === null ? {} : details
-      d = { operation: given.operation, segmentIndex: given.segmentIndex, hostCode: given.hostCode, reason: given[kReason] }
+      const m = given[kMessage]
+      d = {
+        operation: given.operation,
+        segmentIndex: given.segmentIndex,
+        hostCode: given.hostCode,
+        reason: given[kReason],
+        argument: m !== undefined && m !== null ? m.argument : undefined,
+        expected: m !== undefined && m !== null ? m.expected : undefined
+      }
     } catch {
       throw new TypeError('FileAuthorityError: details could not be read')
     }
@@ -55,7 +58,7 @@ class FileAuthorityError extends Error {
     const segmentIndex = Number.isSafeInteger(d.segmentIndex) && d.segmentIndex >= 0 ? d.segmentIndex : undefined
     const hostCode = typeof d.hostCode === 'string' && /^[A-Z][A-Z0-9_]{0,63}$/.test(d.hostCode) ? d.hostCode : undefined
     const reason = typeof d.reason === 'string' ? d.reason : undefined
-    super(composeMessage(code, operation, segmentIndex, hostCode, reason))
+    super(formatMessage({ operation, code, segmentIndex, hostCode, reason, argument: d.argument, expected: d.expected }, 'fileAuthority'))
     Object.defineProperty(this, 'name', { value: 'FileAuthorityError', enumerable: false, configurable: true, writable: true })
     this.code = code
     this.recoverable = RECOVERABLE[code]
@@ -67,6 +70,12 @@ class FileAuthorityError extends Error {
 
 function fail (code, operation, segmentIndex, hostCode) {
   return new FileAuthorityError(code, { operation, segmentIndex, hostCode })
+}
+
+/** A bad argument: `argument` names it (`options.maxBytes`, `segments[2]`) and
+ * `expected` says what it must be; both fixed texts of this package. */
+function invalid (operation, argument, expected, segmentIndex, code = 'INVALID_PATH') {
+  return new FileAuthorityError(code, { operation, segmentIndex, [kMessage]: { argument, expected } })
 }
 
 /** UNSUPPORTED_BACKEND with a fixed, actionable reason (no caller data). */
@@ -108,47 +117,57 @@ function isArray (value) {
   }
 }
 
-function checkSegments (segments, operation, windows = process.platform === 'win32') {
-  if (!isArray(segments)) throw fail('INVALID_PATH', operation)
+const SEGMENTS_EXPECTED = `must be an array of at most ${MAX_SEGMENTS} path segments`
+const SEGMENT_EXPECTED = 'must be one path segment (a non-empty name without a separator or NUL, not . or .., at most 255 UTF-8 bytes)'
+
+/** `argument` names the list (`segments`, `from`, `to`); an error names `argument[i]`. */
+function checkSegments (segments, operation, windows = process.platform === 'win32', argument = 'segments', indexBase = 0) {
+  if (!isArray(segments)) throw invalid(operation, argument, SEGMENTS_EXPECTED)
   let length
   try {
     length = segments.length
   } catch {
-    throw fail('INVALID_PATH', operation)
+    throw invalid(operation, argument, SEGMENTS_EXPECTED)
   }
-  if (!Number.isSafeInteger(length) || length > MAX_SEGMENTS) throw fail('INVALID_PATH', operation)
+  if (!Number.isSafeInteger(length) || length > MAX_SEGMENTS) throw invalid(operation, argument, SEGMENTS_EXPECTED)
   const out = new Array(length)
   for (let i = 0; i < length; i++) {
     let name
     try {
       name = segments[i]
     } catch {
-      throw fail('INVALID_PATH', operation, i)
+      throw invalid(operation, `${argument}[${i}]`, SEGMENT_EXPECTED, indexBase + i)
     }
-    if (segmentProblem(name, windows)) throw fail('INVALID_PATH', operation, i)
+    if (segmentProblem(name, windows)) throw invalid(operation, `${argument}[${i}]`, SEGMENT_EXPECTED, indexBase + i)
     out[i] = name
   }
   return Object.freeze(out)
 }
 
+const OPTIONS_EXPECTED = 'must be an object'
+
+/** options[key], read once; `options` may be left out (undefined or null). A misspelt
+ * key is simply absent, so an error names the expected key, never the caller's. */
 function readOption (options, key, operation, code = 'INVALID_PATH') {
   if (options === undefined || options === null) return undefined
-  if (typeof options !== 'object') throw fail(code, operation)
+  if (typeof options !== 'object') throw invalid(operation, 'options', OPTIONS_EXPECTED, undefined, code)
   try {
     return options[key]
   } catch {
-    throw fail(code, operation)
+    throw invalid(operation, `options.${key}`, 'could not be read', undefined, code)
   }
 }
+
+const MAX_BYTES_EXPECTED = 'must be a safe integer from 0 to buffer.constants.MAX_LENGTH'
 
 /** `{ maxBytes }` is required: a safe integer from 0 to buffer.constants.MAX_LENGTH. */
 function checkMaxBytes (options, operation) {
   if (options === undefined || options === null || typeof options !== 'object') {
-    throw fail('INVALID_PATH', operation)
+    throw invalid(operation, 'options', 'must be an object with maxBytes')
   }
   const maxBytes = readOption(options, 'maxBytes', operation)
   if (typeof maxBytes !== 'number' || !Number.isSafeInteger(maxBytes) || maxBytes < 0 || maxBytes > MAX_LENGTH) {
-    throw fail('INVALID_PATH', operation)
+    throw invalid(operation, 'options.maxBytes', MAX_BYTES_EXPECTED)
   }
   return maxBytes
 }
@@ -156,7 +175,7 @@ function checkMaxBytes (options, operation) {
 /** An optional boolean option (undefined: false). */
 function boolOption (options, key, operation) {
   const value = readOption(options, key, operation)
-  if (value !== undefined && typeof value !== 'boolean') throw fail('INVALID_PATH', operation)
+  if (value !== undefined && typeof value !== 'boolean') throw invalid(operation, `options.${key}`, 'must be a boolean')
   return value === true
 }
 
@@ -166,24 +185,25 @@ function modeOption (options, key, operation, fallback) {
   const value = readOption(options, key, operation)
   if (value === undefined) return fallback
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 0o777) {
-    throw fail('INVALID_PATH', operation)
+    throw invalid(operation, `options.${key}`, 'must be an integer from 0 to 0o777')
   }
   return value
 }
 
-/** A required (or, with `fallback`, optional) safe integer >= 0, at most `max`. */
-function countOption (options, key, operation, max, fallback) {
+/** A required (or, with `fallback`, optional) safe integer >= 0, at most `max`
+ * (`maxText` names the bound). */
+function countOption (options, key, operation, max, maxText, fallback) {
   const value = readOption(options, key, operation)
   if (value === undefined && fallback !== undefined) return fallback
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > max) {
-    throw fail('INVALID_PATH', operation)
+    throw invalid(operation, `options.${key}`, `must be a safe integer from 0 to ${maxText}`)
   }
   return value
 }
 
-function requiredOptions (options, operation) {
+function requiredOptions (options, operation, what) {
   if (options === undefined || options === null || typeof options !== 'object') {
-    throw fail('INVALID_PATH', operation)
+    throw invalid(operation, 'options', `must be an object with ${what}`)
   }
   return options
 }
@@ -198,37 +218,35 @@ function checkWriteOptions (options, operation) {
   const mode = modeOption(options, 'mode', operation, 0o666)
   const ifAbsent = boolOption(options, 'ifAbsent', operation)
   const ifVersion = readOption(options, 'ifVersion', operation)
-  if (ifVersion !== undefined && (typeof ifVersion !== 'string' || !VERSION_SHAPE.test(ifVersion) || ifAbsent)) {
-    throw fail('INVALID_PATH', operation)
+  if (ifVersion !== undefined && (typeof ifVersion !== 'string' || !VERSION_SHAPE.test(ifVersion))) {
+    throw invalid(operation, 'options.ifVersion', 'must be a version string (96 lowercase hex digits)')
+  }
+  if (ifVersion !== undefined && ifAbsent) {
+    throw invalid(operation, 'options.ifVersion', 'must be left out when options.ifAbsent is true')
   }
   return { createParents, mode, ifAbsent, ifVersion }
 }
 
 /** `{ offset, length }` of readRange: safe integers >= 0, length at most MAX_LENGTH. */
 function checkRangeOptions (options, operation) {
-  requiredOptions(options, operation)
-  const offset = countOption(options, 'offset', operation, Number.MAX_SAFE_INTEGER)
-  const length = countOption(options, 'length', operation, MAX_LENGTH)
+  requiredOptions(options, operation, 'offset and length')
+  const offset = countOption(options, 'offset', operation, Number.MAX_SAFE_INTEGER, 'Number.MAX_SAFE_INTEGER')
+  const length = countOption(options, 'length', operation, MAX_LENGTH, 'buffer.constants.MAX_LENGTH')
   return { offset, length }
 }
 
 /** `{ maxEntries, maxDepth? }` of walk: maxEntries required; maxDepth -1 when left out
  * (unlimited). */
 function checkWalkOptions (options, operation) {
-  requiredOptions(options, operation)
-  const maxEntries = countOption(options, 'maxEntries', operation, Number.MAX_SAFE_INTEGER)
-  const maxDepth = countOption(options, 'maxDepth', operation, Number.MAX_SAFE_INTEGER, -1)
+  requiredOptions(options, operation, 'maxEntries')
+  const maxEntries = countOption(options, 'maxEntries', operation, Number.MAX_SAFE_INTEGER, 'Number.MAX_SAFE_INTEGER')
+  const maxDepth = countOption(options, 'maxDepth', operation, Number.MAX_SAFE_INTEGER, 'Number.MAX_SAFE_INTEGER', -1)
   return { maxEntries, maxDepth }
 }
 
 /** rename's target segments: an error's segmentIndex counts after the source's. */
 function checkTargetSegments (from, to, operation) {
-  try {
-    return checkSegments(to, operation)
-  } catch (err) {
-    if (err.segmentIndex === undefined) throw err
-    throw fail(err.code, operation, from.length + err.segmentIndex)
-  }
+  return checkSegments(to, operation, undefined, 'to', from.length)
 }
 
 /** True for a real Uint8Array (or Buffer); an object that only looks like one
@@ -245,19 +263,19 @@ function isBytes (value) {
  */
 function encodeText (text, operation) {
   if (typeof text === 'string') {
-    if (!text.isWellFormed()) throw fail('INVALID_CONTENT', operation)
+    if (!text.isWellFormed()) throw invalid(operation, 'text', 'must be well-formed UTF-16', undefined, 'INVALID_CONTENT')
     return Buffer.from(text, 'utf8')
   }
   if (isBytes(text)) {
-    if (!isUtf8(text)) throw fail('INVALID_CONTENT', operation)
+    if (!isUtf8(text)) throw invalid(operation, 'text', 'must be valid UTF-8', undefined, 'INVALID_CONTENT')
     return Buffer.from(text)
   }
-  throw fail('INVALID_PATH', operation)
+  throw invalid(operation, 'text', 'must be a string or a Uint8Array')
 }
 
 /** writeBytes' content: any real Uint8Array, copied at the call. */
 function copyBytes (bytes, operation) {
-  if (!isBytes(bytes)) throw fail('INVALID_PATH', operation)
+  if (!isBytes(bytes)) throw invalid(operation, 'bytes', 'must be a Uint8Array')
   return Buffer.from(bytes)
 }
 
@@ -303,7 +321,7 @@ const OPERATIONS = Object.freeze([
     name: 'rename',
     side: 'write',
     check: (o, from, to, options) => {
-      const f = checkSegments(from, o)
+      const f = checkSegments(from, o, undefined, 'from')
       return [f, checkTargetSegments(f, to, o), boolOption(options, 'replace', o)]
     }
   }
@@ -315,6 +333,7 @@ module.exports = {
   MAX_SEGMENTS,
   MAX_SEGMENT_BYTES,
   fail,
+  invalid,
   unsupported,
   checkSegments,
   segmentProblem,

@@ -11,9 +11,11 @@ const {
   FileAuthorityError,
   RECOVERABLE,
   fail,
+  invalid,
   OPERATIONS
 } = require('./file-authority-common.js')
 const memoryTree = require('./memory-tree.js')
+const debug = require('./debug.js')
 
 const kConstruct = Symbol('MemoryAuthority')
 const inspectCustom = Symbol.for('nodejs.util.inspect.custom')
@@ -36,7 +38,7 @@ const WRITE = 'write'
  * method called on a writer does not let the writer read, and the other way round). */
 function stateOf (self, operation, side) {
   const state = typeof self === 'object' && self !== null ? states.get(self) : undefined
-  if (state === undefined || (side !== undefined && state.side !== side)) throw fail('INVALID_PATH', operation)
+  if (state === undefined || (side !== undefined && state.side !== side)) throw invalid(operation, 'this', side === undefined ? 'must be a file authority' : `must be a ${side === READ ? 'ReadAuthority' : 'WriteAuthority'}`)
   return state
 }
 
@@ -164,6 +166,15 @@ function defineOperation (row) {
 
 for (const row of OPERATIONS) defineOperation(row)
 
+// NODE_DEBUG=agent-os: one line per operation (lib/internal/debug.js); with it off,
+// nothing is wrapped.
+if (debug.enabled) {
+  for (const { name, side } of OPERATIONS) {
+    const classes = side === 'read' ? [ReadAuthority] : side === 'write' ? [WriteAuthority] : [ReadAuthority, WriteAuthority]
+    for (const Class of classes) debug.traceMethods(Class.prototype, { [name]: 'async', [`${name}Sync`]: 'sync' })
+  }
+}
+
 /**
  * A reader and a writer over one in-memory tree (a deep copy of `tree`), and
  * snapshot() returning a deep copy of the tree as it is now. Bad arguments throw
@@ -175,13 +186,13 @@ function createMemoryAuthorities (tree, options) {
   let fault
   // Options may be left out or null, like every options argument of the package.
   if (options !== undefined && options !== null) {
-    if (typeof options !== 'object') throw fail('INVALID_PATH', operation)
+    if (typeof options !== 'object') throw invalid(operation, 'options', 'must be an object')
     try {
       fault = options.fault
     } catch {
-      throw fail('INVALID_PATH', operation)
+      throw invalid(operation, 'options.fault', 'could not be read')
     }
-    if (fault !== undefined && typeof fault !== 'function') throw fail('INVALID_PATH', operation)
+    if (fault !== undefined && typeof fault !== 'function') throw invalid(operation, 'options.fault', 'must be a function')
   }
   const root = new MemoryRoot(memoryTree.parseTree(tree), fault)
   return {

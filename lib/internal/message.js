@@ -33,7 +33,7 @@ const ARGUMENT = /^[A-Za-z_$][A-Za-z0-9_$]{0,63}(?:\.[A-Za-z_$][A-Za-z0-9_$]{0,6
 const kMessage = Symbol('agent-os message details')
 
 function text (value) {
-  return typeof value === 'string' && value.length > 0 && value.length <= 200 && !/[\r\n]/.test(value) ? value : undefined
+  return typeof value === 'string' && value.length > 0 && value.length <= 400 && !/[\r\n]/.test(value) ? value : undefined
 }
 
 /** The parts of a message, each checked; what fails its check is undefined. */

@@ -18,6 +18,7 @@ const path = require('node:path')
 const childProcess = require('node:child_process')
 const crypto = require('node:crypto')
 const binding = require('../binding.js')
+const { formatMessage } = require('./message.js')
 
 const FORCED = process.env.AGENT_OS_PROCESS_SCOPE_BACKEND
 const BACKENDS = ['cgroup', 'subreaper', 'tree']
@@ -25,15 +26,23 @@ const HELPER_NAME = 'agent_os_scope_helper'
 const POLL_FIRST_MS = 2
 const POLL_MAX_MS = 50
 
-function typeError (code, message) {
-  const err = new TypeError(message)
+// Messages read as lib/internal/message.js's one format:
+//   <operation> failed: <CODE>[: <argument> <expected> | : <reason>][ (hostCode)]
+// every part a fixed text of this package (never a command, an argument or a value).
+
+/** A bad argument of `operation`: `argument` names it, `expected` says what it must be. */
+function typeError (code, operation, argument, expected) {
+  const err = new TypeError(formatMessage({ operation, code, argument, expected }, 'processScope'))
   err.code = code
+  err.operation = operation
+  err.argument = argument
   return err
 }
 
-function plainError (code, message, hostCode) {
-  const err = new Error(message)
+function plainError (code, operation, reason, hostCode) {
+  const err = new Error(formatMessage({ operation, code, reason, hostCode }, 'processScope'))
   err.code = code
+  err.operation = operation
   if (hostCode !== undefined) err.hostCode = hostCode
   return err
 }
@@ -92,25 +101,25 @@ function nativeScope () {
 
 function checkKillOptions (options, what) {
   if (options === undefined || options === null) return { signal: 'SIGTERM', graceMs: 2000 }
-  if (typeof options !== 'object') throw typeError('INVALID_OPTION', `${what}: options must be an object`)
+  if (typeof options !== 'object') throw typeError('INVALID_OPTION', what, 'options', 'must be an object')
   let signal, graceMs
   try {
     ({ signal = 'SIGTERM', graceMs = 2000 } = options)
   } catch {
-    throw typeError('INVALID_OPTION', `${what}: options could not be read`)
+    throw typeError('INVALID_OPTION', what, 'options', 'could not be read')
   }
   if (typeof signal !== 'string' || !Object.prototype.hasOwnProperty.call(os.constants.signals, signal)) {
-    throw typeError('INVALID_OPTION', `${what}: options.signal is not a known signal name`)
+    throw typeError('INVALID_OPTION', what, 'options.signal', 'must be a known signal name')
   }
   if (typeof graceMs !== 'number' || !Number.isFinite(graceMs) || graceMs < 0) {
-    throw typeError('INVALID_OPTION', `${what}: options.graceMs must be a finite number >= 0`)
+    throw typeError('INVALID_OPTION', what, 'options.graceMs', 'must be a finite number >= 0')
   }
   return { signal, graceMs }
 }
 
 function checkSpawnArgs (command, args, options) {
   if (typeof command !== 'string' || command.length === 0 || command.includes('\0')) {
-    throw typeError('INVALID_OPTION', 'ProcessScope.spawn: command must be a non-empty string without NUL')
+    throw typeError('INVALID_OPTION', 'spawn', 'command', 'must be a non-empty string without NUL')
   }
   if (args !== undefined && args !== null && !Array.isArray(args) && typeof args === 'object') {
     options = args // spawn(command, options)
@@ -118,10 +127,10 @@ function checkSpawnArgs (command, args, options) {
   }
   if (args === undefined || args === null) args = []
   if (!Array.isArray(args) || !args.every((a) => typeof a === 'string' && !a.includes('\0'))) {
-    throw typeError('INVALID_OPTION', 'ProcessScope.spawn: args must be an array of strings without NUL')
+    throw typeError('INVALID_OPTION', 'spawn', 'args', 'must be an array of strings without NUL')
   }
   if (options === undefined || options === null) options = {}
-  if (typeof options !== 'object') throw typeError('INVALID_OPTION', 'ProcessScope.spawn: options must be an object')
+  if (typeof options !== 'object') throw typeError('INVALID_OPTION', 'spawn', 'options', 'must be an object')
   return { command, args: args.slice(), options: { ...options } }
 }
 
@@ -165,7 +174,7 @@ class ProcessScope {
    * everything it starts) is inside the scope.
    */
   spawn (command, args, options) {
-    if (this.#closed) throw plainError('SCOPE_CLOSED', 'ProcessScope.spawn: the scope is closed')
+    if (this.#closed) throw plainError('SCOPE_CLOSED', 'spawn')
     const a = checkSpawnArgs(command, args, options)
     let child
     if (this.#backend === 'tree') child = this.#spawnTree(a)
@@ -197,7 +206,7 @@ class ProcessScope {
     if (stdio === undefined || stdio === null) stdio = ['pipe', 'pipe', 'pipe']
     else if (typeof stdio === 'string') stdio = [stdio, stdio, stdio]
     else if (Array.isArray(stdio)) stdio = stdio.slice()
-    else throw typeError('INVALID_OPTION', 'ProcessScope.spawn: options.stdio must be a string or an array')
+    else throw typeError('INVALID_OPTION', 'spawn', 'options.stdio', 'must be a string or an array')
     while (stdio.length < 3) stdio.push(undefined)
     const hsIndex = stdio.length
     stdio.push('pipe') // the handshake: the helper writes its reaper's pid, then closes it
@@ -286,7 +295,7 @@ class ProcessScope {
   kill (options) {
     let opts
     try {
-      opts = checkKillOptions(options, 'ProcessScope.kill')
+      opts = checkKillOptions(options, 'kill')
     } catch (err) {
       return Promise.reject(err)
     }
@@ -424,13 +433,13 @@ function chooseBackend () {
 
 async function openCgroup (native) {
   const base = findCgroup()
-  if (base === null) throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope: no cgroup v2 hierarchy found')
+  if (base === null) throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', 'no cgroup v2 hierarchy found')
   const name = `/agent-os-scope-${process.pid}-${++scopeCounter}-${crypto.randomBytes(6).toString('hex')}`
   const dir = base.dir + name
   try {
     fs.mkdirSync(dir, { mode: 0o755 })
   } catch (err) {
-    throw plainError('UNSUPPORTED_BACKEND', `openProcessScope: cannot create a cgroup (${err.code})`, err.code)
+    throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', 'cannot create a cgroup', err.code)
   }
   const hasKill = fs.existsSync(path.join(dir, 'cgroup.kill'))
   // Its own process group, and it ignores the signals a whole group gets (Ctrl-C):
@@ -442,7 +451,7 @@ async function openCgroup (native) {
   })
   if (!started) {
     try { fs.rmdirSync(dir) } catch {}
-    throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope: the scope helper could not be started')
+    throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', 'the scope helper could not be started')
   }
   keeper.unref()
   keeper.stdin.on('error', () => {})
@@ -457,17 +466,17 @@ async function openCgroup (native) {
  */
 async function openProcessScope (options) {
   if (options !== undefined && options !== null && typeof options !== 'object') {
-    throw typeError('INVALID_OPTION', 'openProcessScope: options must be an object')
+    throw typeError('INVALID_OPTION', 'openProcessScope', 'options', 'must be an object')
   }
   const choice = chooseBackend()
-  if (choice.error !== undefined) throw plainError('UNSUPPORTED_BACKEND', `openProcessScope: ${choice.error}`)
+  if (choice.error !== undefined) throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', choice.error)
   const native = nativeScope()
   if (choice.backend !== 'tree') {
-    if (process.platform !== 'linux') throw plainError('UNSUPPORTED_BACKEND', `openProcessScope: the ${choice.backend} backend is Linux only`)
+    if (process.platform !== 'linux') throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', `the ${choice.backend} backend is Linux only`)
     if (native === undefined) {
-      throw plainError('UNSUPPORTED_BACKEND', `openProcessScope: native binding unavailable: ${binding.loadFailure()}`)
+      throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', `native binding unavailable: ${binding.loadFailure()}`)
     }
-    if (findHelper() === null) throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope: the scope helper program was not built')
+    if (findHelper() === null) throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', 'the scope helper program was not built')
   }
   if (choice.backend === 'cgroup') {
     try {

@@ -23,13 +23,7 @@ const TYPESCRIPT = new Set(['ts', 'typescript', 'mts', 'cts'])
 // Files whose snippets belong to docs being rewritten elsewhere: a failing snippet there
 // is reported as pending (with its error) rather than failing the suite. Remove a file
 // from this list once its snippets run.
-const PENDING = new Set([
-  'docs/file-authority.md',
-  'docs/node-lock.md',
-  'docs/process.md',
-  'docs/performance.md',
-  'docs/platforms.md'
-])
+const PENDING = new Set([])
 
 /** The fenced blocks of a Markdown text: [{ line, lang, flags, code }]. */
 function fences (text) {

@@ -45,13 +45,18 @@ describe('internal: the message format', function () {
       segmentIndex: -1,
       hostCode: secret,
       holderPid: 1.5,
-      reason: 'x'.repeat(201)
+      reason: 'x'.repeat(401)
     }, 'readBytes')
     assert.equal(msg, 'readBytes failed: ERROR')
     for (const argument of ['options..maxBytes', 'segments[-1]', 'a b', 'options.maxBytes=1', '1abc', 'options["x"]']) {
       assert.equal(formatMessage({ operation: 'op', code: 'INVALID_PATH', argument }), 'op failed: INVALID_PATH', argument)
     }
     assert.equal(formatMessage({ operation: 'op', code: 'HOST_IO', hostCode: 'EIO; rm -rf' }), 'op failed: HOST_IO')
+  })
+
+  it('keeps a long fixed reason whole (the binding load failure says how to fix it)', function () {
+    const reason = 'no prebuilt binary for linux-x64 (Node-API 8) ships with this package and none was compiled at install; reinstall with a C compiler and Python available (npm rebuild @scope/agent-os) so node-gyp can build it from source'
+    assert.equal(formatMessage({ operation: 'tryAcquire', code: 'UNSUPPORTED_BACKEND', reason }), `tryAcquire failed: UNSUPPORTED_BACKEND: ${reason}`)
   })
 
   it('reads nothing but the named parts (an internal details key is a symbol)', function () {

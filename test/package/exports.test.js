@@ -10,7 +10,7 @@ const SUBPATHS = {
   'file-authority': ['openReadAuthority', 'openReadAuthoritySync', 'openWriteAuthority', 'openWriteAuthoritySync', 'FileAuthorityError'],
   'file-authority/testing': ['createMemoryAuthorities', 'FileAuthorityError'],
   'node-lock': ['tryAcquire', 'acquire', 'withLock', 'NodeLockError'],
-  process: ['killProcessTree', 'DEFAULT_KILL_GRACE_MS', 'openProcessScope']
+  process: ['killProcessTree', 'DEFAULT_KILL_GRACE_MS', 'openProcessScope', 'ProcessTreeError', 'ProcessTreeTypeError']
 }
 
 describe('package: exports map', function () {

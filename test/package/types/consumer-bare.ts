@@ -16,8 +16,18 @@ import {
   DEFAULT_KILL_GRACE_MS,
   type ChildProcessLike,
   type KillProcessTreeOptions,
-  type SignalName
+  type SignalName,
+  ProcessTreeError,
+  ProcessTreeTypeError,
+  type ProcessTreeErrorCode
 } from '@scope/agent-os/process'
+
+// The process error classes type-check without @types/node too.
+export function processErrorCode (err: unknown): ProcessTreeErrorCode | undefined {
+  if (err instanceof ProcessTreeTypeError) return err.code
+  if (err instanceof ProcessTreeError) return err.code
+  return undefined
+}
 
 export async function everySubpath (root: string, signal: AbortSignalLike, child: ChildProcessLike): Promise<number> {
   const reader: ReadAuthority = await openReadAuthority(root)

@@ -30,7 +30,10 @@ import {
   openProcessScope,
   type ProcessScope,
   type ProcessScopeBackend,
-  type ProcessScopeKillOptions
+  type ProcessScopeKillOptions,
+  ProcessTreeError,
+  ProcessTreeTypeError,
+  type ProcessTreeErrorCode
 } from '@scope/agent-os/process'
 import { spawn } from 'node:child_process'
 
@@ -139,6 +142,21 @@ export async function useProcess (): Promise<void> {
   const grace: 2000 = DEFAULT_KILL_GRACE_MS
   await killProcessTree(like, options)
   await killProcessTree({ pid: 1, exitCode: 0, signalCode: null, once: () => undefined, removeListener: () => undefined })
+  try {
+    await killProcessTree(like, { graceMs: -1 })
+  } catch (err) {
+    if (err instanceof ProcessTreeTypeError) {
+      const typeError: TypeError = err
+      const code: 'NOT_SPAWNED' | 'INVALID_OPTION' = err.code
+      const argument: string | undefined = err.argument
+      void [typeError, code, argument]
+    } else if (err instanceof ProcessTreeError) {
+      const code: ProcessTreeErrorCode = err.code
+      const operation: 'killProcessTree' = err.operation
+      const hostCode: string | undefined = err.hostCode
+      void [code, operation, hostCode]
+    }
+  }
   void grace
 }
 

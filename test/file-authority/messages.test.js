@@ -1,0 +1,98 @@
+'use strict'
+// Issue 17, point 1: a bad argument names itself and what it must be, in the one message
+// format (lib/internal/message.js), never its value; a misspelt option key reports the
+// expected option missing, never the caller's key. Both faces (native and in-memory)
+// give the same message, since they validate through one table.
+
+const assert = require('node:assert/strict')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const fa = require('../../lib/file-authority.js')
+const { createMemoryAuthorities } = require('../../lib/file-authority-testing.js')
+
+const V = '0'.repeat(96)
+const MAXB = 'must be a safe integer from 0 to buffer.constants.MAX_LENGTH'
+const SAFE = 'must be a safe integer from 0 to Number.MAX_SAFE_INTEGER'
+const SEG = 'must be one path segment (a non-empty name without a separator or NUL, not . or .., at most 255 UTF-8 bytes)'
+
+// [method, args, expected message]; SECRET marks caller text that must never appear.
+const SECRET = 'secret-value-7'
+const CASES = [
+  ['readBytes', [['d', 'f'], { maxBytes: -1 }], `readBytes failed: INVALID_PATH: options.maxBytes ${MAXB}`],
+  ['readBytes', [['d', 'f'], { maxbytes: 10 }], `readBytes failed: INVALID_PATH: options.maxBytes ${MAXB}`],
+  ['readBytes', [['d', 'f'], { maxBytes: SECRET }], `readBytes failed: INVALID_PATH: options.maxBytes ${MAXB}`],
+  ['readBytes', [['d', 'f']], 'readBytes failed: INVALID_PATH: options must be an object with maxBytes'],
+  ['readBytes', [SECRET, { maxBytes: 1 }], 'readBytes failed: INVALID_PATH: segments must be an array of at most 255 path segments'],
+  ['readBytes', [['d', `${SECRET}/x`], { maxBytes: 1 }], `readBytes failed: INVALID_PATH at segment 1: segments[1] ${SEG}`],
+  ['readVersioned', [['f'], { maxBytes: 1.5 }], `readVersioned failed: INVALID_PATH: options.maxBytes ${MAXB}`],
+  ['readRange', [['f'], { offset: -1, length: 1 }], `readRange failed: INVALID_PATH: options.offset ${SAFE}`],
+  ['readRange', [['f'], { offset: 0, lenght: 1 }], `readRange failed: INVALID_PATH: options.length ${MAXB}`],
+  ['walk', [[], { maxEntries: 'x' }], `walk failed: INVALID_PATH: options.maxEntries ${SAFE}`],
+  ['walk', [[], { maxEntries: 1, maxDepth: -2 }], `walk failed: INVALID_PATH: options.maxDepth ${SAFE}`],
+  ['writeText', [['x'], 'x', { createParents: 'yes' }], 'writeText failed: INVALID_PATH: options.createParents must be a boolean'],
+  ['writeText', [['x'], 'x', { mode: 0o4755 }], 'writeText failed: INVALID_PATH: options.mode must be an integer from 0 to 0o777'],
+  ['writeText', [['x'], 'x', { ifVersion: SECRET }], 'writeText failed: INVALID_PATH: options.ifVersion must be a version string (96 lowercase hex digits)'],
+  ['writeText', [['x'], 'x', { ifVersion: V, ifAbsent: true }], 'writeText failed: INVALID_PATH: options.ifVersion must be left out when options.ifAbsent is true'],
+  ['writeText', [['x'], 'x', { ifAbsent: 1 }], 'writeText failed: INVALID_PATH: options.ifAbsent must be a boolean'],
+  ['writeText', [['x'], 42], 'writeText failed: INVALID_PATH: text must be a string or a Uint8Array'],
+  ['writeText', [['x'], '\ud800' + SECRET], 'writeText failed: INVALID_CONTENT: text must be well-formed UTF-16'],
+  ['writeBytes', [['x'], SECRET], 'writeBytes failed: INVALID_PATH: bytes must be a Uint8Array'],
+  ['writeBytes', [['x'], new Uint8Array(1), SECRET], 'writeBytes failed: INVALID_PATH: options must be an object'],
+  ['remove', [['x'], { directory: 'no' }], 'remove failed: INVALID_PATH: options.directory must be a boolean'],
+  ['makeDirectory', [['x'], { parents: 0 }], 'makeDirectory failed: INVALID_PATH: options.parents must be a boolean'],
+  ['makeDirectory', [['x'], { mode: 1000 }], 'makeDirectory failed: INVALID_PATH: options.mode must be an integer from 0 to 0o777'],
+  ['rename', [['a'], ['b'], { replace: 'yes' }], 'rename failed: INVALID_PATH: options.replace must be a boolean'],
+  ['rename', [[SECRET, '..'], ['b']], `rename failed: INVALID_PATH at segment 1: from[1] ${SEG}`],
+  ['rename', [['a', 'b'], ['c', '..']], `rename failed: INVALID_PATH at segment 3: to[1] ${SEG}`]
+]
+const READ_OPS = new Set(['readBytes', 'readVersioned', 'readRange', 'walk'])
+
+function check (err, want) {
+  assert.ok(err, 'refused')
+  assert.equal(err.message, want)
+  assert.ok(!err.message.includes('secret'), 'never a value the caller passed')
+}
+
+describe('file-authority: a bad argument names itself and what it must be', function () {
+  let dir, faces
+  before(async function () {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aos-messages-'))
+    const mem = createMemoryAuthorities({})
+    faces = {
+      native: { reader: await fa.openReadAuthority(dir), writer: await fa.openWriteAuthority(dir) },
+      memory: mem
+    }
+  })
+  after(async function () {
+    await faces.native.reader.close()
+    await faces.native.writer.close()
+    fs.rmSync(dir, { recursive: true, force: true })
+  })
+
+  for (const face of ['native', 'memory']) {
+    for (const [method, args, want] of CASES) {
+      it(`${face}: ${want}`, async function () {
+        const a = READ_OPS.has(method) ? faces[face].reader : faces[face].writer
+        let err
+        try { await a[method](...args) } catch (e) { err = e }
+        check(err, want)
+        err = undefined
+        try { a[`${method}Sync`](...args) } catch (e) { err = e }
+        check(err, want)
+      })
+    }
+  }
+
+  it('names the root and the receiver, never their value', async function () {
+    let err
+    try { await fa.openReadAuthority(`relative/${SECRET}`) } catch (e) { err = e }
+    check(err, 'openReadAuthority failed: INVALID_PATH: root must be an absolute path (a well-formed string without NUL)')
+    err = undefined
+    try { fa.openWriteAuthoritySync(dir, { sameRootAs: SECRET }) } catch (e) { err = e }
+    check(err, 'openWriteAuthority failed: INVALID_PATH: options.sameRootAs must be a file authority')
+    err = undefined
+    try { faces.native.reader.listSync.call({}, []) } catch (e) { err = e }
+    check(err, 'list failed: INVALID_PATH: this must be a file authority')
+  })
+})
