@@ -9,10 +9,12 @@ import type { SignalName } from '../index'
 export { ProcessTreeErrorCode, ProcessTreeErrorDetails, ProcessTreeError, ProcessTreeTypeError } from '../index'
 
 // The scope types below stay here, not in index.d.ts: they name Node's own types
-// (ChildProcess, SpawnOptions), and index.d.ts type-checks without
-// @types/node.
+// (ChildProcess, SpawnOptions). With @types/node installed they are Node's own; without
+// it the import below resolves to nothing and `spawn` is typed loosely (any), so the
+// package still type-checks without @types/node (the directive covers only that line).
 
 // Process scopes (docs/process-scopes.md).
+// @ts-ignore: node:child_process has types only where @types/node is installed
 import type { ChildProcess, SpawnOptions } from 'node:child_process'
 
 /** Which mechanism holds a scope: a cgroup v2 cgroup, a child-subreaper helper

@@ -21,6 +21,9 @@ const binding = require('../binding.js')
 const { formatMessage } = require('./message.js')
 
 const FORCED = process.env.AGENT_OS_PROCESS_SCOPE_BACKEND
+// Private, for the project's tests: act as if the kernel lacked pidfd_open (Linux
+// before 5.3), so the automatic choice's kernel check can be exercised on any kernel.
+const NO_PIDFD = process.env.AGENT_OS_PROCESS_SCOPE_NO_PIDFD === '1'
 const BACKENDS = ['cgroup', 'subreaper', 'tree']
 const HELPER_NAME = 'agent_os_scope_helper'
 const POLL_FIRST_MS = 2
@@ -50,21 +53,42 @@ function plainError (code, operation, reason, hostCode) {
 // ---- what this host offers ----------------------------------------------------
 
 let helperPath // string | null, found once
+// The helper program is the package's own: the file beside the binding node-gyp-build
+// resolves for the package directory (build/Release for a source build,
+// prebuilds/<platform>-<arch>/ for a prebuilt one), never one found on PATH, in the
+// working directory or anywhere the caller names. The root is the binding loader's
+// (lib/binding.js: the package directory; AGENT_OS_BINDING_ROOT only in the
+// project's own sanitizer run, which loads its .node from there too). It must be a
+// regular file (not a symlink) whose real path stays inside the package directory,
+// owned by root or by the package directory's owner, executable, and neither it nor
+// its directory writable by group or others: a file someone else could plant or swap
+// is not run, and the scope falls back to `tree`.
 function findHelper () {
   if (helperPath !== undefined) return helperPath
   helperPath = null
   if (process.platform !== 'linux') return helperPath
-  const root = process.env.AGENT_OS_BINDING_ROOT || path.join(__dirname, '..', '..')
-  for (const dir of [path.join(root, 'build', 'Release'), path.join(root, 'build', 'Debug'),
-    path.join(root, 'prebuilds', `${process.platform}-${process.arch}`)]) {
-    const file = path.join(dir, HELPER_NAME)
-    try {
-      fs.accessSync(file, fs.constants.X_OK)
-      helperPath = file
-      break
-    } catch {}
-  }
+  try {
+    const root = fs.realpathSync(process.env.AGENT_OS_BINDING_ROOT || path.join(__dirname, '..', '..'))
+    const binding = require('node-gyp-build').resolve(root)
+    const file = path.join(path.dirname(binding), HELPER_NAME)
+    if (trustedHelper(root, file)) helperPath = file
+  } catch {}
   return helperPath
+}
+
+function trustedHelper (root, file) {
+  const st = fs.lstatSync(file)
+  if (!st.isFile()) return false
+  const real = fs.realpathSync(file)
+  if (!real.startsWith(root + path.sep)) return false
+  const owner = fs.statSync(root).uid
+  const dir = fs.statSync(path.dirname(real))
+  for (const s of [st, dir]) {
+    if (s.uid !== 0 && s.uid !== owner) return false
+    if ((s.mode & 0o022) !== 0) return false
+  }
+  fs.accessSync(real, fs.constants.X_OK)
+  return true
 }
 
 let cgroupBase // { dir, cgpath } | null, found once
@@ -422,12 +446,21 @@ class ProcessScope {
   get [Symbol.toStringTag] () { return 'ProcessScope' }
 }
 
+let kernelOk // boolean, checked once
+// pidfd_open (5.3) and waitid(P_PIDFD) (5.4): both Linux backends control and reap
+// through them (docs/process-scopes.md). Without them a scope could not be ended.
+function kernelSupport (native) {
+  if (kernelOk === undefined) kernelOk = !NO_PIDFD && native.kernelSupport() === 0
+  return kernelOk
+}
+
 function chooseBackend () {
   if (FORCED !== undefined && FORCED !== '') {
     if (!BACKENDS.includes(FORCED)) return { error: 'AGENT_OS_PROCESS_SCOPE_BACKEND is not cgroup, subreaper or tree' }
     return { backend: FORCED }
   }
   if (process.platform !== 'linux' || findHelper() === null || nativeScope() === undefined) return { backend: 'tree' }
+  if (!kernelSupport(nativeScope())) return { backend: 'tree' }
   return { backend: findCgroup() !== null ? 'cgroup' : 'subreaper', auto: true }
 }
 
@@ -477,6 +510,7 @@ async function openProcessScope (options) {
       throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', `native binding unavailable: ${binding.loadFailure()}`)
     }
     if (findHelper() === null) throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', 'the scope helper program was not built')
+    if (!kernelSupport(native)) throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', 'this kernel lacks pidfd_open or waitid(P_PIDFD)')
   }
   if (choice.backend === 'cgroup') {
     try {

@@ -53,7 +53,9 @@ function elfSymbols (file) {
 }
 
 /** The problems of a Linux prebuild: any GLIBC_ version above `max`, any other export. */
-function checkLinux (file, { max = GLIBC_MAX } = {}) {
+// `exports`: what the binary may export (default: a Node-API module's entry points;
+// [] for an executable such as the scope helper program).
+function checkLinux (file, { max = GLIBC_MAX, exports: allowed = MODULE_EXPORTS } = {}) {
   const { machine, tls, needs, exports } = elfSymbols(file)
   const glibc = needs.filter((n) => n.version.startsWith('GLIBC_') && /^GLIBC_\d/.test(n.version))
   const versions = [...new Set(glibc.map((n) => n.version.slice(6)))].sort(compareVersions)
@@ -68,9 +70,9 @@ function checkLinux (file, { max = GLIBC_MAX } = {}) {
   // The binding has no thread-local variable; a TLS segment is a private copy of errno
   // (scripts/platforms/glibc-stat.c), which the C library would never set.
   if (tls) problems.push('has a thread-local storage segment (a private errno the C library never sets)')
-  const extra = exports.filter((e) => !MODULE_EXPORTS.includes(e))
-  if (extra.length) problems.push(`exports more than Node-API's entry points: ${extra.join(', ')}`)
-  if (!exports.includes('napi_register_module_v1')) problems.push('does not export napi_register_module_v1')
+  const extra = exports.filter((e) => !allowed.includes(e))
+  if (extra.length) problems.push(allowed.length ? `exports more than Node-API's entry points: ${extra.join(', ')}` : `exports ${extra.join(', ')}`)
+  if (allowed.includes('napi_register_module_v1') && !exports.includes('napi_register_module_v1')) problems.push('does not export napi_register_module_v1')
   return { machine, highest: versions[versions.length - 1], versions, symbols: glibc.length, exports, problems }
 }
 

@@ -131,19 +131,35 @@ function versionScript () {
   return `-Wl,--version-script=${file}`
 }
 
-/** Builds `targetName`; returns { file, objects }. */
-function build (targetName, { out, root = ROOT } = {}) {
-  const t = TARGETS[targetName]
-  const file = out || defaultOut(targetName, root)
+// The second program the Linux package ships (binding.gyp target agent_os_scope_helper,
+// docs/process-scopes.md): a position-independent executable, beside the .node file.
+const HELPER = 'agent_os_scope_helper'
+const helperOf = (t) => ({
+  ...t,
+  cflags: t.cflags.map((f) => f === '-fPIC' ? '-fPIE' : f),
+  ldflags: ['-pie', '-pthread']
+})
+
+function defaultHelperOut (targetName, root) {
+  if (TARGETS[targetName].check) return path.join(cacheDir('checks', targetName), HELPER)
+  return path.join(root, 'prebuilds', targetName, HELPER)
+}
+
+/** Builds `targetName`; returns { file, objects }. `helper`: the scope helper program. */
+function build (targetName, { out, root = ROOT, helper = false } = {}) {
+  const t = helper ? helperOf(TARGETS[targetName]) : TARGETS[targetName]
+  const gypTarget = helper ? HELPER : 'agent_os'
+  if (helper && t.os !== 'linux') throw new Error(`${targetName}: the scope helper program is Linux only`)
+  const file = out || (helper ? defaultHelperOut(targetName, root) : defaultOut(targetName, root))
   // A failed build must not leave an older binary behind to be packed or tested.
   fs.rmSync(file, { force: true })
-  const gyp = targetFor(path.join(root, 'binding.gyp'), 'agent_os', { OS: t.os, aos_werror: 1, aos_sanitize: 0 })
+  const gyp = targetFor(path.join(root, 'binding.gyp'), gypTarget, { OS: t.os, aos_werror: 1, aos_sanitize: 0 })
   const missing = gyp.sources.filter((s) => !fs.existsSync(path.join(root, s)))
   if (missing.length) {
     throw new Error(`${targetName}: binding.gyp lists sources that do not exist: ${missing.join(', ')}`)
   }
   const headers = nodeApiHeaders()
-  const obj = cacheDir('obj', targetName)
+  const obj = cacheDir('obj', helper ? `${targetName}-helper` : targetName)
   const xcode = gyp.xcode_settings || {}
   const defines = [
     ...gyp.defines,
@@ -174,7 +190,7 @@ function build (targetName, { out, root = ROOT } = {}) {
     // Not a source of the binding: its own flags, and no _GNU_SOURCE or
     // _FILE_OFFSET_BITS (it defines the 64-bit names with struct stat).
     const o = path.join(obj, 'glibc-stat.o')
-    run(cc[0], [...cc.slice(1), '-O2', '-fPIC', '-g0', '-std=gnu11', '-Wall', '-Wextra', '-Werror',
+    run(cc[0], [...cc.slice(1), '-O2', helper ? '-fPIE' : '-fPIC', '-g0', '-std=gnu11', '-Wall', '-Wextra', '-Werror',
       '-c', path.join(__dirname, 'glibc-stat.c'), '-o', o], { cwd: root, env })
     objects.unshift(o)
   }
@@ -198,6 +214,7 @@ function crossBuild (targetName, opts) {
  * nothing but Node-API is left to dynamic lookup. Throws naming every problem.
  */
 function buildAndCheck (targetName, opts) {
+  if (opts && opts.helper) return buildHelperAndCheck(targetName, opts)
   const t = TARGETS[targetName]
   const { file, objects } = build(targetName, opts)
   let report
@@ -209,10 +226,27 @@ function buildAndCheck (targetName, opts) {
   return { file, report }
 }
 
+/**
+ * Builds the scope helper program for a Linux target and checks it like the .node: no
+ * GLIBC_ version above 2.28, no private thread-local errno, nothing exported.
+ */
+function buildHelperAndCheck (targetName, opts) {
+  const t = TARGETS[targetName]
+  const { file, objects } = build(targetName, { ...opts, helper: true })
+  if (t.check) return { file, objects, report: { problems: [] } }
+  const report = checkLinux(file, { exports: [] })
+  if (report.problems.length) throw new Error(`${targetName} ${HELPER}: ${report.problems.join('; ')}`)
+  return { file, report }
+}
+
 if (require.main === module) {
   try {
     const args = parseArgs(process.argv.slice(2))
     const { file, report } = buildAndCheck(args.target, args)
+    if (TARGETS[args.target].os === 'linux' && !args.out) {
+      const helper = buildHelperAndCheck(args.target, args)
+      console.log(`${args.target}: ${path.relative(process.cwd(), helper.file)}${helper.report ? ` ${JSON.stringify({ ...helper.report, problems: undefined })}` : ''}`)
+    }
     console.log(`${args.target}: ${path.relative(process.cwd(), file)}${report ? ` ${JSON.stringify({ ...report, problems: undefined })}` : ''}`)
   } catch (err) {
     console.error(`cross-build: ${err.message}`)
@@ -220,4 +254,4 @@ if (require.main === module) {
   }
 }
 
-module.exports = { crossBuild, buildAndCheck, TARGETS, GLIBC, MACOS_MIN }
+module.exports = { crossBuild, buildAndCheck, buildHelperAndCheck, HELPER, TARGETS, GLIBC, MACOS_MIN }

@@ -17,6 +17,11 @@
 /* Takes a pidfd of `pid` (O_CLOEXEC). -ESRCH when it is gone, -ENOSYS before 5.3. */
 int aos_scope_pidfd_open(int pid, int *out_fd);
 
+/* Whether this kernel has what the subreaper and cgroup backends need: pidfd_open
+ * (Linux 5.3) and waitid(P_PIDFD) (5.4). 0 when both work; -ENOSYS when pidfd_open
+ * is missing; -EINVAL (what waitid returns for an unknown idtype) when P_PIDFD is. */
+int aos_scope_kernel_support(void);
+
 /* Sends AOS_SCOPE_CTL_SIGNAL with value `value` through `pidfd`. 0, or -ESRCH when
  * the process is gone. */
 int aos_scope_control(int pidfd, int value);

@@ -55,6 +55,21 @@ int aos_scope_pidfd_open(int pid, int *out_fd) {
   return 0;
 }
 
+int aos_scope_kernel_support(void) {
+  int fd = -1;
+  int rc = aos_scope_pidfd_open((int)getpid(), &fd);
+  if (rc < 0) return rc;
+  /* This process is not its own child: a kernel that knows P_PIDFD says ECHILD, one
+   * before 5.4 rejects the idtype with EINVAL. */
+  siginfo_t si;
+  memset(&si, 0, sizeof si);
+  int w;
+  do w = waitid((idtype_t)AOS_P_PIDFD, (id_t)fd, &si, WEXITED | WNOHANG); while (w < 0 && errno == EINTR);
+  rc = (w == 0 || errno == ECHILD) ? 0 : -errno;
+  close(fd);
+  return rc;
+}
+
 int aos_scope_control(int pidfd, int value) {
   siginfo_t info;
   memset(&info, 0, sizeof info);

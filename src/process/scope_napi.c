@@ -191,6 +191,11 @@ static napi_value aos_scope__cg_signal(napi_env env, napi_callback_info info) {
   return aos_scope__errno_value(env, rc);
 }
 
+static napi_value aos_scope__kernel_support(napi_env env, napi_callback_info info) {
+  (void)info;
+  return aos_scope__errno_value(env, aos_scope_kernel_support());
+}
+
 bool aos_scope_napi_register(napi_env env, napi_value exports) {
   napi_value scope;
   AOS_CALL(env, napi_create_object(env, &scope), false);
@@ -199,7 +204,8 @@ bool aos_scope_napi_register(napi_env env, napi_value exports) {
       !aos_napi_set_function(env, scope, "exited", aos_scope__exited, NULL) ||
       !aos_napi_set_function(env, scope, "close", aos_scope__close, NULL) ||
       !aos_napi_set_function(env, scope, "descendants", aos_scope__descendants, NULL) ||
-      !aos_napi_set_function(env, scope, "cgSignal", aos_scope__cg_signal, NULL)) {
+      !aos_napi_set_function(env, scope, "cgSignal", aos_scope__cg_signal, NULL) ||
+      !aos_napi_set_function(env, scope, "kernelSupport", aos_scope__kernel_support, NULL)) {
     return false;
   }
   AOS_CALL(env, napi_set_named_property(env, exports, "scope", scope), false);

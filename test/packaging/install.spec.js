@@ -2,7 +2,9 @@
 // The packaging test (`npm run test:package`, run by .ci/run): pack the package as it
 // would be published, install the tarball into an empty project, and check that
 //  - with prebuilds in the tarball, nothing is compiled (no C compiler, make or python
-//    on PATH during the install) and every subpath loads the prebuilt binding;
+//    on PATH during the install) and every subpath loads the prebuilt binding; on Linux
+//    the process-scope helper program ships beside it, so a scope gets the `cgroup` or
+//    `subreaper` backend (not `tree`) and holds a background job its shell left;
 //  - without prebuilds, the install compiles from source, offline: node-gyp is given
 //    the running Node's own headers and downloads nothing.
 
@@ -70,17 +72,35 @@ function loadEverySubpath (dir, env) {
     out.locked = guard !== undefined
     guard.release()
     const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)'], { detached: true, stdio: 'ignore' })
-    require('@scope/agent-os/process').killProcessTree(child, { graceMs: 100 }).then(() => {
+    const proc = require('@scope/agent-os/process')
+    proc.killProcessTree(child, { graceMs: 100 }).then(async () => {
       out.killed = child.signalCode
       r.closeSync(); w.closeSync()
       fs.rmSync(tmp, { recursive: true })
+      // A process scope: a background job outlives its shell, inside the scope.
+      const scope = await proc.openProcessScope()
+      out.backend = scope.backend
+      // (Node, not sleep: the install without a compiler has only node, npm and sh on PATH.)
+      const sh = scope.spawn('sh', ['-c', '"$0" -e "setTimeout(() => {}, 30000)" & exit 0', process.execPath], { stdio: 'ignore' })
+      await new Promise((resolve) => sh.once('exit', resolve))
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      out.heldAfterShellExit = scope.pids().length
+      await scope.kill({ graceMs: 1000 })
+      out.leftAfterKill = scope.pids().length
+      await scope.close()
       console.log(JSON.stringify(out))
     })`
   const r = must(sh(process.execPath, ['-e', script], { cwd: dir, env }), 'loading every subpath')
   const out = JSON.parse(r.stdout)
+  console.log(`      process scope backend: ${out.backend}`)
   assert.equal(out.read, 'works')
   assert.equal(out.locked, true)
   assert.equal(out.killed, 'SIGTERM')
+  if (process.platform === 'linux') {
+    assert.ok(['cgroup', 'subreaper'].includes(out.backend), `a Linux install's scope backend is ${out.backend}`)
+    assert.ok(out.heldAfterShellExit >= 1, 'the background job is held by the scope')
+    assert.equal(out.leftAfterKill, 0)
+  }
   return out
 }
 
@@ -116,6 +136,7 @@ describe('packaging: the published tarball', function () {
       assert.ok(files.includes(f), f)
     }
     assert.ok(files.some((f) => f.startsWith(`prebuilds/${process.platform}-${process.arch}/`) && f.endsWith('.node')))
+    if (process.platform === 'linux') assert.ok(files.includes(`prebuilds/linux-${process.arch}/agent_os_scope_helper`), 'the scope helper ships beside the .node')
     assert.ok(!files.some((f) => f.startsWith('build/') || f.startsWith('test/') || f.startsWith('node_modules/')))
   })
 
@@ -132,6 +153,10 @@ describe('packaging: the published tarball', function () {
     const out = loadEverySubpath(dir, env)
     assert.match(out.binding, /prebuilds/)
     for (const s of SUBPATHS) assert.ok(out[s] > 0, s)
+    if (process.platform === 'linux') {
+      const helper = path.join(installed, 'prebuilds', `linux-${process.arch}`, 'agent_os_scope_helper')
+      assert.equal(fs.statSync(helper).mode & 0o111, 0o111, 'the helper installs executable')
+    }
   })
 
   // The consumer installed above has no @types/node (nor any @types): every subpath

@@ -280,6 +280,62 @@ describe('process scope, backend choice', function () {
     }
   })
 
+  // Loads the module fresh with the private switch that makes the kernel check fail.
+  function loadWithoutPidfd (backend) {
+    process.env.AGENT_OS_PROCESS_SCOPE_NO_PIDFD = '1'
+    try {
+      return h.loadWithBackend(backend)
+    } finally {
+      delete process.env.AGENT_OS_PROCESS_SCOPE_NO_PIDFD
+    }
+  }
+
+  it('this kernel has pidfd_open and waitid(P_PIDFD) (the check the automatic choice makes)', function () {
+    if (!linux) this.skip()
+    const [major, minor] = require('node:os').release().split('.').map(Number)
+    const native = require('../../lib/binding.js').part('process').scope
+    if (major > 5 || (major === 5 && minor >= 4)) assert.equal(native.kernelSupport(), 0)
+    else assert.notEqual(native.kernelSupport(), 0)
+  })
+
+  it('without pidfd_open or waitid(P_PIDFD) the automatic choice falls back to tree; a forced Linux backend is UNSUPPORTED_BACKEND', async function () {
+    if (!linux || backendUsable('subreaper') !== undefined) this.skip()
+    const auto = loadWithoutPidfd('')
+    const scope = await auto.openProcessScope()
+    try {
+      assert.equal(scope.backend, 'tree')
+      const mark = h.newMark()
+      const child = scope.spawn('sh', ['-c', 'sleep 30'], { stdio: 'ignore', env: h.env(mark) })
+      await h.waitFor(() => h.marked(mark).length > 0)
+      await scope.kill({ graceMs: 1000 })
+      assert.equal(child.signalCode, 'SIGTERM')
+      assert.deepEqual(h.marked(mark, true), [])
+    } finally {
+      await scope.close()
+    }
+    for (const backend of ['subreaper', 'cgroup']) {
+      await assert.rejects(loadWithoutPidfd(backend).openProcessScope(), { code: 'UNSUPPORTED_BACKEND', message: /pidfd_open/ })
+    }
+    // Without the switch the same module chooses a Linux backend.
+    assert.notEqual((await h.loadWithBackend('').openProcessScope().then(async (s) => { await s.close(); return s })).backend, 'tree')
+  })
+
+  it('a helper program another user could have planted or swapped is not run (group- or world-writable)', async function () {
+    if (!linux || backendUsable('subreaper') !== undefined) this.skip()
+    const file = h.loadWithBackend('').findHelper()
+    const mode = fs.statSync(file).mode & 0o7777
+    try {
+      fs.chmodSync(file, mode | 0o002)
+      assert.equal(h.loadWithBackend('').findHelper(), null)
+      assert.equal((await h.loadWithBackend('').openProcessScope().then(async (s) => { await s.close(); return s })).backend, 'tree')
+      fs.chmodSync(file, mode | 0o020)
+      assert.equal(h.loadWithBackend('').findHelper(), null)
+    } finally {
+      fs.chmodSync(file, mode)
+    }
+    assert.equal(h.loadWithBackend('').findHelper(), file)
+  })
+
   it('an unknown forced backend is UNSUPPORTED_BACKEND', async function () {
     const mod = h.loadWithBackend('nope')
     await assert.rejects(mod.openProcessScope(), { code: 'UNSUPPORTED_BACKEND' })
