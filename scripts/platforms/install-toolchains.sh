@@ -11,6 +11,8 @@
 #                                                   no i386 architecture is needed)
 #   btrfs-progs                                     mkfs.btrfs, for node-lock's file-system
 #                                                   tests (.ci/run runs this script first)
+#   strace                                          node-lock's no-sleep test, the read
+#                                                   path's outside-lookup test
 #
 # The Node.js binaries for the other targets and Zig's C compiler (glibc 2.28 and macOS
 # builds) come from the npm registry, fetched on first use by scripts/platforms/lib.js
@@ -26,7 +28,7 @@ $SUDO apt-get install -y --no-install-recommends \
   qemu-user qemu-user-binfmt \
   gcc-mingw-w64-x86-64 binutils-mingw-w64-x86-64 \
   wine64 \
-  btrfs-progs
+  btrfs-progs strace
 
 # qemu looks for the arm64 loader and C library under /etc/qemu-binfmt/aarch64 unless
 # QEMU_LD_PREFIX says otherwise; point it at the cross C library, so an arm64 program
