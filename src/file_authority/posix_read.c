@@ -34,7 +34,10 @@
  * so it runs on a helper thread of its own (on a dup of the descriptor, at most
  * AOS_FA__BARRIER_THREADS at once): a writer that does not finish within the bound
  * makes the read FILE_CHANGED, and only the helper thread, never the caller's, waits
- * for that writer (docs/file-authority.md states what remains). Files not written
+ * for that writer (docs/file-authority.md states what remains). The bound counts only
+ * while the helper sleeps on the lock (its state in /proc); a helper that a loaded
+ * machine has not yet given a CPU extends it, up to AOS_FA__BARRIER_CAP_NS in all, so a
+ * file written a moment ago and long finished is not FILE_CHANGED under load. Files not written
  * recently cost one read and no wait. */
 #include "file_authority/fa.h"
 #include "file_authority/posix.h"
@@ -50,6 +53,8 @@
 
 #if defined(__linux__) && defined(SEEK_DATA)
 #include <pthread.h>
+#include <stdio.h>
+#include <sys/syscall.h>
 #define AOS_FA__HAVE_BARRIER 1
 #endif
 
@@ -92,12 +97,16 @@ static bool aos_fa__racy(const struct stat *sb, int64_t open_ns) {
 #ifdef AOS_FA__HAVE_BARRIER
 /* How long a racy read waits for a write under way to finish copying. */
 #define AOS_FA__BARRIER_NS (100LL * 1000 * 1000)
+/* How long in all it waits while the helper thread is not blocked on the inode lock but
+ * merely not given a CPU yet (a loaded machine): past this it is FILE_CHANGED too. */
+#define AOS_FA__BARRIER_CAP_NS (2000LL * 1000 * 1000)
 /* Helper threads that may wait at once (each holds a dup of a descriptor). */
 #define AOS_FA__BARRIER_THREADS 8
 
 typedef struct {
   int fd;         /* the helper's own descriptor (a dup), closed by the helper */
   bool done;      /* the lseek returned */
+  pid_t tid;      /* the helper's thread id, set just before its lseek (0: not run yet) */
   int refs;       /* the helper plus each reader waiting; the last one frees the job */
   pthread_cond_t cv;
   int slot;       /* its place in aos_fa__barrier_files */
@@ -122,6 +131,10 @@ static void aos_fa__barrier_unref(aos_fa__barrier_job *job) {
 
 static void *aos_fa__barrier_main(void *arg) {
   aos_fa__barrier_job *job = arg;
+  pid_t tid = (pid_t)syscall(SYS_gettid);
+  pthread_mutex_lock(&aos_fa__barrier_mu);
+  job->tid = tid;
+  pthread_mutex_unlock(&aos_fa__barrier_mu);
   (void)lseek(job->fd, 0, SEEK_DATA); /* returns once no write holds the inode lock */
   close(job->fd);
   pthread_mutex_lock(&aos_fa__barrier_mu);
@@ -171,6 +184,30 @@ static aos_fa__barrier_job *aos_fa__barrier_start(int fd, int slot) {
  * (the file `sb` describes). 1: none does (a write begun before has finished
  * copying); 0: one still did at the bound; -1: no helper could be had (all waiting on
  * other files, no memory or thread). Concurrent readers of one file share its helper. */
+/* True unless the thread `tid` of this process is known to be runnable: its state in
+ * /proc is 'D' (asleep in the kernel, here on the inode lock a writer holds), or the state
+ * cannot be read (no /proc: the safe answer is the one that fails the read). */
+static bool aos_fa__thread_blocked(pid_t tid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/task/%ld/stat", (long)tid);
+  int fd;
+  do {
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return true;
+  char buf[512];
+  ssize_t n;
+  do {
+    n = read(fd, buf, sizeof buf - 1);
+  } while (n < 0 && errno == EINTR);
+  close(fd);
+  if (n <= 0) return true;
+  buf[n] = '\0';
+  const char *paren = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
+  if (paren == NULL || paren[1] != ' ') return true;
+  return paren[2] == 'D';
+}
+
 static int aos_fa__barrier(int fd, const struct stat *sb) {
   struct timespec deadline;
   clock_gettime(CLOCK_MONOTONIC, &deadline);
@@ -204,8 +241,22 @@ static int aos_fa__barrier(int fd, const struct stat *sb) {
     pthread_mutex_unlock(&aos_fa__barrier_mu);
     return -1;
   }
+  int64_t waited = 0;
   while (!job->done) {
-    if (pthread_cond_timedwait(&job->cv, &aos_fa__barrier_mu, &deadline) == ETIMEDOUT) break;
+    if (pthread_cond_timedwait(&job->cv, &aos_fa__barrier_mu, &deadline) != ETIMEDOUT) continue;
+    /* The bound is for a writer holding the lock, not for the scheduler: while the helper
+     * has not run, or runs without sleeping on the lock, the bound starts again, up to
+     * AOS_FA__BARRIER_CAP_NS in all. */
+    waited += AOS_FA__BARRIER_NS;
+    pid_t tid = job->tid;
+    if (waited >= AOS_FA__BARRIER_CAP_NS) break;
+    pthread_mutex_unlock(&aos_fa__barrier_mu);
+    bool blocked = tid != 0 && aos_fa__thread_blocked(tid);
+    pthread_mutex_lock(&aos_fa__barrier_mu);
+    if (blocked) break;
+    end += AOS_FA__BARRIER_NS;
+    deadline.tv_sec = (time_t)(end / 1000000000LL);
+    deadline.tv_nsec = (long)(end % 1000000000LL);
   }
   bool done = job->done;
   aos_fa__barrier_unref(job);

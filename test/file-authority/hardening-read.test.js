@@ -168,3 +168,71 @@ describe('file-authority hardening: reads', function () {
     })
   }
 })
+
+describe('file-authority hardening: reads on a starved machine', function () {
+  // The bounded wait of a racy read is for a writer holding the file's inode lock, not
+  // for the scheduler: a reader whose helper thread a busy CPU has not run yet must not
+  // call a file written a moment ago (and long finished) FILE_CHANGED. Reproduced by
+  // pinning the reading process and three busy loops to one CPU, the reader niced to 15;
+  // before the fix about one read in fifteen failed there.
+  let hogs = []
+  before(function () {
+    if (process.platform !== 'linux') this.skip()
+    for (const tool of ['taskset', 'renice']) {
+      if (spawnSync(tool, ['--version']).status !== 0) this.skip()
+    }
+  })
+  afterEach(function () {
+    for (const h of hogs.splice(0)) h.kill('SIGKILL')
+  })
+
+  it('a racy read of a finished write is not FILE_CHANGED while its helper thread waits for a CPU', async function () {
+    this.timeout(120000)
+    const s = makeSandbox()
+    const reader = spawn(process.execPath, ['-e', `
+      const fs = require('node:fs'); const path = require('node:path')
+      const fa = require(${JSON.stringify(require.resolve('../../lib/file-authority.js'))})
+      const root = ${JSON.stringify(s.root)}
+      const r = fa.openReadAuthoritySync(root)
+      process.stdin.once('data', () => {
+        const seen = {}
+        for (let i = 0; i < 20; i++) {
+          fs.writeFileSync(path.join(root, 'f'), 'x'.repeat(4096))
+          let k = 'ok'
+          try { r.readBytesSync(['f'], { maxBytes: 1 << 20 }) } catch (err) { k = err.code }
+          seen[k] = (seen[k] || 0) + 1
+        }
+        process.stdout.write(JSON.stringify(seen) + '\\n')
+        process.exit(0)
+      })
+      process.stdout.write('ready\\n')`], { stdio: ['pipe', 'pipe', 'inherit'] })
+    try {
+      const lines = reader.stdout.setEncoding('utf8')
+      let out = ''
+      const line = () => new Promise((resolve) => {
+        const on = (d) => {
+          out += d
+          const i = out.indexOf('\n')
+          if (i >= 0) {
+            lines.off('data', on)
+            const l = out.slice(0, i)
+            out = out.slice(i + 1)
+            resolve(l)
+          }
+        }
+        lines.on('data', on)
+      })
+      assert.equal(await line(), 'ready')
+      for (let i = 0; i < 3; i++) hogs.push(spawn('taskset', ['-c', '0', 'sh', '-c', 'while :; do :; done'], { stdio: 'ignore' }))
+      execFileSync('taskset', ['-a', '-p', '-c', '0', String(reader.pid)], { stdio: 'ignore' })
+      for (const t of fs.readdirSync(`/proc/${reader.pid}/task`)) execFileSync('renice', ['-n', '15', '-p', t], { stdio: 'ignore' })
+      reader.stdin.write('go\n')
+      const seen = JSON.parse(await line())
+      assert.deepEqual(seen, { ok: 20 })
+    } finally {
+      for (const h of hogs.splice(0)) h.kill('SIGKILL')
+      reader.kill('SIGKILL')
+      s.cleanup()
+    }
+  })
+})
