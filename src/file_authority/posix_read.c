@@ -331,6 +331,17 @@ static int aos_fa__confirm(int fd, uint8_t *buf, size_t size, uint64_t offset, b
   if (again == NULL) return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
   int r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
   for (int i = 0; i < AOS_FA__RACY_RETRIES; i++) {
+#ifdef AOS_FA__HAVE_BARRIER
+    /* Between the two passes too: a write that began after the first barrier and was
+     * copying during the first pass has finished before the second pass starts, so the
+     * second cannot repeat the first's torn bytes. Without this, a writer preempted
+     * mid-copy across both passes, its time updates lost in one coarse clock tick (so
+     * ctime did not move), gave two identical torn passes (test/stress/torn-read). */
+    if (aos_fa__barrier(fd, opened) == 0) {
+      r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+      break;
+    }
+#endif
     int p = aos_fa__read_pass(fd, again, size, offset, probe, max_bytes, opened, last, st);
     if (p != 0) {
       r = p;
