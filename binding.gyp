@@ -69,7 +69,8 @@
             "src/file_authority/win32_rename.c",
             "src/file_authority/win32_tree.c",
             "src/node_lock/win32.c",
-            "src/process/win32.c"
+            "src/process/win32.c",
+            "src/process/scope_win32.c"
           ],
           "defines": ["WIN32_LEAN_AND_MEAN", "UNICODE", "_UNICODE"],
           "libraries": ["ntdll.lib", "advapi32.lib"],
@@ -112,7 +113,22 @@
           "cflags_c": ["-std=c11", "-Wall", "-Wextra", "-fstack-protector-strong", "-D_FORTIFY_SOURCE=2"],
           "ldflags": ["-Wl,-z,relro", "-Wl,-z,now", "-Wl,-z,noexecstack"],
           "conditions": [["aos_werror==1", { "cflags_c": ["-Werror"] }]]
-        }, {
+        }],
+        ["OS=='win'", {
+          "type": "executable",
+          "sources": ["src/process/scope_helper_win32.c"],
+          "include_dirs": ["src"],
+          "defines": ["WIN32_LEAN_AND_MEAN", "UNICODE", "_UNICODE"],
+          "msvs_settings": {
+            "VCCLCompilerTool": {
+              "AdditionalOptions": ["/std:c11", "/W4", "/guard:cf", "/sdl"],
+              "CompileAs": 1
+            },
+            "VCLinkerTool": { "SubSystem": 1, "AdditionalOptions": ["/guard:cf", "/DYNAMICBASE", "/CETCOMPAT"] }
+          },
+          "conditions": [["aos_werror==1", { "msvs_settings": { "VCCLCompilerTool": { "WarnAsError": "true" } } }]]
+        }],
+        ["OS!='linux' and OS!='win'", {
           "type": "none"
         }]
       ]

@@ -233,7 +233,10 @@ export interface ChildProcessLike {
 
 export declare function killProcessTree(target: ChildProcessLike | number, options?: KillProcessTreeOptions): Promise<void>
 
-export type ProcessTreeErrorCode = 'NOT_SPAWNED' | 'INVALID_OPTION' | 'HOST_IO' | 'UNSUPPORTED_BACKEND'
+export type ProcessTreeErrorCode = 'NOT_SPAWNED' | 'INVALID_OPTION' | 'HOST_IO' | 'UNSUPPORTED_BACKEND' | 'SCOPE_CLOSED'
+
+/** killProcessTree's, or a process scope's (openProcessScope, its spawn and kill). */
+export type ProcessTreeErrorOperation = 'killProcessTree' | 'openProcessScope' | 'spawn' | 'kill'
 
 export interface ProcessTreeErrorDetails {
   /** The argument at fault: 'target', 'target.pid', 'options', 'options.graceMs', ... */
@@ -241,12 +244,12 @@ export interface ProcessTreeErrorDetails {
   hostCode?: string
 }
 
-/** HOST_IO and UNSUPPORTED_BACKEND. `instanceof ProcessTreeError` also holds for a
- * ProcessTreeTypeError. */
+/** HOST_IO, UNSUPPORTED_BACKEND and SCOPE_CLOSED. `instanceof ProcessTreeError` also
+ * holds for a ProcessTreeTypeError. */
 export declare class ProcessTreeError extends Error {
-  constructor(code: 'HOST_IO' | 'UNSUPPORTED_BACKEND', details?: ProcessTreeErrorDetails)
+  constructor(code: 'HOST_IO' | 'UNSUPPORTED_BACKEND' | 'SCOPE_CLOSED', details?: ProcessTreeErrorDetails)
   readonly code: ProcessTreeErrorCode
-  readonly operation: 'killProcessTree'
+  readonly operation: ProcessTreeErrorOperation
   readonly argument?: string
   readonly hostCode?: string
 }
@@ -255,7 +258,7 @@ export declare class ProcessTreeError extends Error {
 export declare class ProcessTreeTypeError extends TypeError {
   constructor(code: 'NOT_SPAWNED' | 'INVALID_OPTION', details?: ProcessTreeErrorDetails)
   readonly code: 'NOT_SPAWNED' | 'INVALID_OPTION'
-  readonly operation: 'killProcessTree'
+  readonly operation: ProcessTreeErrorOperation
   readonly argument?: string
   readonly hostCode?: string
 }

@@ -39,7 +39,10 @@ const FORCED = (() => {
   return flags
 })()
 
-const CODES = new Set(['NOT_SPAWNED', 'INVALID_OPTION', 'HOST_IO', 'UNSUPPORTED_BACKEND'])
+const CODES = new Set(['NOT_SPAWNED', 'INVALID_OPTION', 'HOST_IO', 'UNSUPPORTED_BACKEND', 'SCOPE_CLOSED'])
+// The operations whose errors these classes carry: killProcessTree, and process
+// scopes' (lib/internal/process-scope.js passes its own through kMessage).
+const OPERATIONS = new Set(['killProcessTree', 'openProcessScope', 'spawn', 'kill'])
 const TYPE_CODES = new Set(['NOT_SPAWNED', 'INVALID_OPTION'])
 const kProcessTreeError = Symbol('ProcessTreeError')
 
@@ -48,7 +51,7 @@ const kProcessTreeError = Symbol('ProcessTreeError')
 function setUp (err, code, details) {
   Object.defineProperty(err, kProcessTreeError, { value: true })
   err.code = code
-  err.operation = 'killProcessTree'
+  err.operation = details.operation
   if (details.argument !== undefined) err.argument = details.argument
   if (details.hostCode !== undefined) err.hostCode = details.hostCode
 }
@@ -57,7 +60,7 @@ function setUp (err, code, details) {
 // expected | : reason][ (hostCode)]`.
 function composeMessage (code, details) {
   return formatMessage({
-    operation: 'killProcessTree',
+    operation: details.operation,
     code,
     argument: details.expected !== undefined ? details.argument : undefined,
     expected: details.expected,
@@ -75,7 +78,8 @@ function readDetails (code, details) {
     const reason = typeof given.reason === 'string' ? given.reason : undefined
     const m = given[kMessage]
     const expected = m !== undefined && m !== null && typeof m.expected === 'string' ? m.expected : undefined
-    return { argument, hostCode, reason, expected }
+    const operation = m !== undefined && m !== null && OPERATIONS.has(m.operation) ? m.operation : 'killProcessTree'
+    return { argument, hostCode, reason, expected, operation }
   } catch {
     throw new TypeError('ProcessTreeError: details could not be read')
   }
@@ -83,7 +87,8 @@ function readDetails (code, details) {
 
 /**
  * The error of the process subpath: `code` (NOT_SPAWNED, INVALID_OPTION, HOST_IO,
- * UNSUPPORTED_BACKEND), `operation` ('killProcessTree'), `argument` for a bad
+ * UNSUPPORTED_BACKEND, SCOPE_CLOSED), `operation` ('killProcessTree', or a process
+ * scope's 'openProcessScope', 'spawn', 'kill'), `argument` for a bad
  * argument, `hostCode` for a host failure. NOT_SPAWNED and INVALID_OPTION are
  * ProcessTreeTypeError, which is also a TypeError; `instanceof ProcessTreeError`
  * holds for both classes.

@@ -1,8 +1,9 @@
 'use strict'
 // `npm run prebuild`: prebuildify (--napi --strip) into prebuilds/<platform>-<arch>/,
 // using the running Node's own headers when it ships them (no header download).
-// On Linux the process-scope helper program node-gyp built beside the .node
-// (build/Release/agent_os_scope_helper) is copied into the same prebuilds/ directory,
+// On Linux and Windows the process-scope helper program node-gyp built beside the .node
+// (build/Release/agent_os_scope_helper, agent_os_scope_helper.exe on Windows) is copied
+// into the same prebuilds/ directory,
 // where lib/internal/process-scope.js looks for it (prebuildify copies .node files only).
 
 const { spawnSync } = require('node:child_process')
@@ -23,9 +24,10 @@ const res = spawnSync(process.execPath, [bin, '--napi', '--strip', ...process.ar
 process.exitCode = res.status === null ? 1 : res.status
 const platform = process.argv.includes('--platform') ? process.argv[process.argv.indexOf('--platform') + 1] : process.platform
 const arch = process.argv.includes('--arch') ? process.argv[process.argv.indexOf('--arch') + 1] : process.arch
-if (process.exitCode === 0 && platform === 'linux') {
-  const helper = path.join(root, 'build', 'Release', 'agent_os_scope_helper')
-  const dest = path.join(root, 'prebuilds', `${platform}-${arch}`, 'agent_os_scope_helper')
+if (process.exitCode === 0 && (platform === 'linux' || platform === 'win32')) {
+  const name = platform === 'win32' ? 'agent_os_scope_helper.exe' : 'agent_os_scope_helper'
+  const helper = path.join(root, 'build', 'Release', name)
+  const dest = path.join(root, 'prebuilds', `${platform}-${arch}`, name)
   try {
     fs.rmSync(dest, { force: true })
     fs.copyFileSync(helper, dest)

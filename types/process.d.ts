@@ -6,7 +6,7 @@ export {
 } from '../index'
 export { SignalName } from '../index'
 import type { SignalName } from '../index'
-export { ProcessTreeErrorCode, ProcessTreeErrorDetails, ProcessTreeError, ProcessTreeTypeError } from '../index'
+export { ProcessTreeErrorCode, ProcessTreeErrorOperation, ProcessTreeErrorDetails, ProcessTreeError, ProcessTreeTypeError } from '../index'
 
 // The scope types below stay here, not in index.d.ts: they name Node's own types
 // (ChildProcess, SpawnOptions). With @types/node installed they are Node's own; without
@@ -18,8 +18,9 @@ export { ProcessTreeErrorCode, ProcessTreeErrorDetails, ProcessTreeError, Proces
 import type { ChildProcess, SpawnOptions } from 'node:child_process'
 
 /** Which mechanism holds a scope: a cgroup v2 cgroup, a child-subreaper helper
- * (Linux), or process groups and tree walks (macOS, Windows, no helper). */
-export type ProcessScopeBackend = 'cgroup' | 'subreaper' | 'tree'
+ * (Linux), a kill-on-close Job Object (Windows), or process groups and tree walks
+ * (macOS, no helper). */
+export type ProcessScopeBackend = 'cgroup' | 'subreaper' | 'job' | 'tree'
 
 export interface ProcessScopeKillOptions {
   /** Sent to every process in the scope first; default 'SIGTERM'. */
@@ -36,8 +37,9 @@ export interface ProcessScope {
   spawn(command: string, options?: SpawnOptions): ChildProcess
   /** Pids of the processes in the scope now. */
   pids(): number[]
-  /** Signals everything, SIGKILL after graceMs; settles when the scope is empty. Never
-   * rejects for a process that will not die; rejects only for bad options. */
+  /** Signals everything, SIGKILL after graceMs; settles when the scope is empty (on
+   * Windows everything is ended at once: no signal, no grace). Never rejects for a
+   * process that will not die; rejects only for bad options (ProcessTreeTypeError). */
   kill(options?: ProcessScopeKillOptions): Promise<void>
   /** SIGKILL to everything, settles when empty, releases the scope. Idempotent. */
   close(): Promise<void>

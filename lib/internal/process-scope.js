@@ -4,13 +4,16 @@
 // only when none is left. See docs/process-scopes.md.
 //
 // Backends (chosen per scope at open, or forced for the project's tests by the
-// private AGENT_OS_PROCESS_SCOPE_BACKEND=cgroup|subreaper|tree, read once at load):
+// private AGENT_OS_PROCESS_SCOPE_BACKEND=cgroup|subreaper|job|tree, read once at load):
 //   cgroup     Linux, cgroup v2 writable: a fresh cgroup per scope; commands start in
 //              it (the helper moves itself in before exec); cgroup.kill ends it.
 //   subreaper  Linux anywhere: each command runs under a child-subreaper helper that
 //              holds every orphan of the command (src/process/scope_helper.c).
-//   tree       elsewhere (macOS, Windows) or without the helper program: each command
-//              is spawned in its own group and ended with killProcessTree.
+//   job        Windows: a kill-on-close Job Object per scope; each command runs under
+//              a helper that enters the job before it starts the command
+//              (src/process/scope_helper_win32.c); TerminateJobObject ends it.
+//   tree       elsewhere (macOS) or without the helper program: each command is
+//              spawned in its own group and ended with killProcessTree.
 
 const fs = require('node:fs')
 const os = require('node:os')
@@ -18,14 +21,14 @@ const path = require('node:path')
 const childProcess = require('node:child_process')
 const crypto = require('node:crypto')
 const binding = require('../binding.js')
-const { formatMessage } = require('./message.js')
+const { kMessage } = require('./message.js')
 
 const FORCED = process.env.AGENT_OS_PROCESS_SCOPE_BACKEND
 // Private, for the project's tests: act as if the kernel lacked pidfd_open (Linux
 // before 5.3), so the automatic choice's kernel check can be exercised on any kernel.
 const NO_PIDFD = process.env.AGENT_OS_PROCESS_SCOPE_NO_PIDFD === '1'
-const BACKENDS = ['cgroup', 'subreaper', 'tree']
-const HELPER_NAME = 'agent_os_scope_helper'
+const BACKENDS = ['cgroup', 'subreaper', 'job', 'tree']
+const HELPER_NAME = process.platform === 'win32' ? 'agent_os_scope_helper.exe' : 'agent_os_scope_helper'
 const POLL_FIRST_MS = 2
 const POLL_MAX_MS = 50
 
@@ -33,21 +36,24 @@ const POLL_MAX_MS = 50
 //   <operation> failed: <CODE>[: <argument> <expected> | : <reason>][ (hostCode)]
 // every part a fixed text of this package (never a command, an argument or a value).
 
-/** A bad argument of `operation`: `argument` names it, `expected` says what it must be. */
-function typeError (code, operation, argument, expected) {
-  const err = new TypeError(formatMessage({ operation, code, argument, expected }, 'processScope'))
-  err.code = code
-  err.operation = operation
-  err.argument = argument
-  return err
+// The process subpath's error classes (lib/process.js), required when first needed:
+// lib/process.js requires this module while it loads.
+function errorClasses () {
+  const { ProcessTreeError, ProcessTreeTypeError } = require('../process.js')
+  return { ProcessTreeError, ProcessTreeTypeError }
 }
 
+/** A bad argument of `operation`: `argument` names it, `expected` says what it must
+ * be. A ProcessTreeTypeError (a TypeError, and `instanceof ProcessTreeError`). */
+function typeError (code, operation, argument, expected) {
+  const { ProcessTreeTypeError } = errorClasses()
+  return new ProcessTreeTypeError(code, { argument, [kMessage]: { expected, operation } })
+}
+
+/** A refusal of `operation` (UNSUPPORTED_BACKEND, SCOPE_CLOSED): a ProcessTreeError. */
 function plainError (code, operation, reason, hostCode) {
-  const err = new Error(formatMessage({ operation, code, reason, hostCode }, 'processScope'))
-  err.code = code
-  err.operation = operation
-  if (hostCode !== undefined) err.hostCode = hostCode
-  return err
+  const { ProcessTreeError } = errorClasses()
+  return new ProcessTreeError(code, { reason, hostCode, [kMessage]: { operation } })
 }
 
 // ---- what this host offers ----------------------------------------------------
@@ -63,10 +69,15 @@ let helperPath // string | null, found once
 // owned by root or by the package directory's owner, executable, and neither it nor
 // its directory writable by group or others: a file someone else could plant or swap
 // is not run, and the scope falls back to `tree`.
+//
+// On Windows (agent_os_scope_helper.exe) the file checks are the ones Windows can
+// answer through fs: a regular file, not a symlink, its real path inside the package
+// directory. Owners and mode bits are POSIX notions fs.stat cannot report there (who
+// may write the package directory is its ACL's business, as for the .node itself).
 function findHelper () {
   if (helperPath !== undefined) return helperPath
   helperPath = null
-  if (process.platform !== 'linux') return helperPath
+  if (process.platform !== 'linux' && process.platform !== 'win32') return helperPath
   try {
     const root = fs.realpathSync(process.env.AGENT_OS_BINDING_ROOT || path.join(__dirname, '..', '..'))
     const binding = require('node-gyp-build').resolve(root)
@@ -81,6 +92,7 @@ function trustedHelper (root, file) {
   if (!st.isFile()) return false
   const real = fs.realpathSync(file)
   if (!real.startsWith(root + path.sep)) return false
+  if (process.platform === 'win32') return true
   const owner = fs.statSync(root).uid
   const dir = fs.statSync(path.dirname(real))
   for (const s of [st, dir]) {
@@ -171,6 +183,55 @@ function resolveShell (command, args, options) {
   return { file, argv, argv0 }
 }
 
+// What child_process.spawn runs on Windows (Node's normalizeSpawnArguments, then
+// libuv's make_program_args): the file to look up, and the command line it would
+// build, argv0 first. The job helper starts exactly that (src/process/scope_helper_win32.c).
+function windowsCommand (command, args, options) {
+  let file = command
+  let argv = args
+  let verbatim = options.windowsVerbatimArguments === true
+  if (options.shell) {
+    const line = [command, ...args].join(' ')
+    file = typeof options.shell === 'string' ? options.shell : (process.env.comspec || 'cmd.exe')
+    if (/^(?:.*\\)?cmd(?:\.exe)?$/i.test(file)) {
+      argv = ['/d', '/s', '/c', `"${line}"`]
+      verbatim = true
+    } else {
+      argv = ['-c', line]
+    }
+  }
+  const all = [typeof options.argv0 === 'string' ? options.argv0 : file, ...argv]
+  return { file, line: verbatim ? all.join(' ') : all.map(quoteWindowsArg).join(' ') }
+}
+
+// libuv's quote_cmd_arg (src/win/process.c): the quoting the C runtime's argument
+// parser undoes exactly.
+function quoteWindowsArg (arg) {
+  if (arg.length === 0) return '""'
+  if (!/[ \t"]/.test(arg)) return arg
+  if (!/["\\]/.test(arg)) return `"${arg}"`
+  let reversed = ''
+  let quoteHit = true
+  for (let i = arg.length; i > 0; i--) {
+    const c = arg[i - 1]
+    reversed += c
+    if (quoteHit && c === '\\') {
+      reversed += '\\'
+    } else if (c === '"') {
+      quoteHit = true
+      reversed += '\\'
+    } else {
+      quoteHit = false
+    }
+  }
+  return `"${reversed.split('').reverse().join('')}"`
+}
+
+// Open jobs, held here so that a scope the caller dropped is not ended by the garbage
+// collector (the job's handle closing would kill it): a scope ends by close() or
+// with the Node process, as on the other backends.
+const openJobs = new Set()
+
 // ---- the scope ------------------------------------------------------------------
 
 let scopeCounter = 0
@@ -181,15 +242,17 @@ class ProcessScope {
   #children = new Set() // ChildProcess objects spawned in the scope
   #cg // cgroup: { dir, cgpath, keeper }
   #members = new Set() // subreaper: { child, attach: Promise, pidfd, rpid }
+  #job // job: { handle, name } of the scope's Job Object
   #native
 
   constructor (backend, state) {
     this.#backend = backend
     this.#cg = state.cg
+    this.#job = state.job
     this.#native = state.native
   }
 
-  /** Which backend holds this scope: 'cgroup', 'subreaper' or 'tree'. */
+  /** Which backend holds this scope: 'cgroup', 'subreaper', 'job' or 'tree'. */
   get backend () { return this.#backend }
   get closed () { return this.#closed }
 
@@ -203,6 +266,7 @@ class ProcessScope {
     let child
     if (this.#backend === 'tree') child = this.#spawnTree(a)
     else if (this.#backend === 'cgroup') child = this.#spawnCgroup(a)
+    else if (this.#backend === 'job') child = this.#spawnJob(a)
     else child = this.#spawnSubreaper(a)
     this.#children.add(child)
     child.once('exit', () => {
@@ -222,6 +286,24 @@ class ProcessScope {
     const opts = { ...options, shell: false }
     delete opts.argv0
     return childProcess.spawn(findHelper(), ['cg', path.join(this.#cg.dir, 'cgroup.procs'), argv0, file, ...argv], opts)
+  }
+
+  #spawnJob ({ command, args, options }) {
+    const { file, line } = windowsCommand(command, args, options)
+    const opts = { ...options, shell: false, windowsVerbatimArguments: false }
+    delete opts.argv0
+    return childProcess.spawn(findHelper(), ['job', this.#job.name, options.detached ? 'd' : '-', file, line], opts)
+  }
+
+  // Whether every helper of the scope is inside the job (it enters before it starts
+  // its command) or has exited: only then can TerminateJobObject reach all of it.
+  #jobAttached () {
+    const inJob = new Set(this.#native.jobPids(this.#job.handle))
+    for (const c of this.#children) {
+      if (c.pid === undefined || c.exitCode !== null || c.signalCode !== null) continue
+      if (!inJob.has(c.pid)) return false
+    }
+    return true
   }
 
   #spawnSubreaper ({ command, args, options }) {
@@ -289,6 +371,11 @@ class ProcessScope {
   /** The pids of every process inside the scope now (helpers excluded). */
   pids () {
     if (this.#closed) return []
+    if (this.#backend === 'job') {
+      const helpers = new Set()
+      for (const c of this.#children) if (c.pid !== undefined && c.exitCode === null && c.signalCode === null) helpers.add(c.pid)
+      return this.#native.jobPids(this.#job.handle).filter((pid) => !helpers.has(pid))
+    }
     if (this.#backend === 'cgroup') {
       try {
         return fs.readFileSync(path.join(this.#cg.dir, 'cgroup.procs'), 'latin1')
@@ -331,6 +418,15 @@ class ProcessScope {
     if (this.#backend === 'tree') {
       const { killProcessTree } = require('../process.js')
       await Promise.all([...this.#children].map((c) => killProcessTree(c, { signal, graceMs })))
+      return
+    }
+    if (this.#backend === 'job') {
+      // Windows has no signal to ask a process to end: as killProcessTree there
+      // (src/process/win32.c), everything is ended at once and `signal` and `graceMs`
+      // are not used. A helper still entering the job is waited for first.
+      await this.#until(() => this.#jobAttached(), Infinity)
+      this.#native.jobTerminate(this.#job.handle)
+      await this.#until(() => this.#empty(true), Infinity)
       return
     }
     const signum = os.constants.signals[signal]
@@ -380,13 +476,19 @@ class ProcessScope {
         if (final && !this.#cg.hasKill) this.#native.cgSignal(this.#cg.dir, this.#cg.cgpath + this.#cg.name, os.constants.signals.SIGKILL)
         return false
       }
+    } else if (this.#backend === 'job') {
+      if (this.#native.jobActive(this.#job.handle) > 0) {
+        // A helper that entered after the last TerminateJobObject is ended by the next.
+        if (final) this.#native.jobTerminate(this.#job.handle)
+        return false
+      }
     } else {
       for (const m of this.#members) {
         if (m.pidfd !== undefined && !this.#native.exited(m.pidfd)) return false
       }
     }
     if (!final) return true
-    for (const c of this.#children) if (c.exitCode === null && c.signalCode === null) return false
+    for (const c of this.#children) if (c.pid !== undefined && c.exitCode === null && c.signalCode === null) return false
     return true
   }
 
@@ -435,6 +537,10 @@ class ProcessScope {
       // EOF tells the keeper the scope is done (the directory is already gone).
       if (keeper.stdin !== null) keeper.stdin.end()
     }
+    if (this.#backend === 'job') {
+      this.#native.jobClose(this.#job.handle)
+      openJobs.delete(this.#job)
+    }
     if (this.#reapTimer !== undefined) clearInterval(this.#reapTimer)
     for (const m of this.#members) if (m.pidfd !== undefined) this.#native.close(m.pidfd)
     this.#members.clear()
@@ -456,8 +562,12 @@ function kernelSupport (native) {
 
 function chooseBackend () {
   if (FORCED !== undefined && FORCED !== '') {
-    if (!BACKENDS.includes(FORCED)) return { error: 'AGENT_OS_PROCESS_SCOPE_BACKEND is not cgroup, subreaper or tree' }
+    if (!BACKENDS.includes(FORCED)) return { error: 'AGENT_OS_PROCESS_SCOPE_BACKEND is not cgroup, subreaper, job or tree' }
     return { backend: FORCED }
+  }
+  if (process.platform === 'win32') {
+    const native = nativeScope()
+    return { backend: findHelper() !== null && native !== undefined && typeof native.jobCreate === 'function' ? 'job' : 'tree' }
   }
   if (process.platform !== 'linux' || findHelper() === null || nativeScope() === undefined) return { backend: 'tree' }
   if (!kernelSupport(nativeScope())) return { backend: 'tree' }
@@ -492,6 +602,22 @@ async function openCgroup (native) {
   return { cg: { dir, cgpath: base.cgpath, name, hasKill, keeper }, native }
 }
 
+function openJob (native) {
+  if (process.platform !== 'win32') throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', 'the job backend is Windows only')
+  if (native === undefined) {
+    throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', `native binding unavailable: ${binding.loadFailure()}`)
+  }
+  if (findHelper() === null) throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', 'the scope helper program was not built')
+  let job
+  try {
+    job = native.jobCreate()
+  } catch (err) {
+    throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', 'cannot create a job object', err.hostCode)
+  }
+  openJobs.add(job)
+  return { job, native }
+}
+
 /**
  * Opens an empty process scope. Rejects only for programming errors (bad options:
  * TypeError INVALID_OPTION) and when no backend can be set up (UNSUPPORTED_BACKEND).
@@ -504,6 +630,7 @@ async function openProcessScope (options) {
   const choice = chooseBackend()
   if (choice.error !== undefined) throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', choice.error)
   const native = nativeScope()
+  if (choice.backend === 'job') return new ProcessScope('job', openJob(native))
   if (choice.backend !== 'tree') {
     if (process.platform !== 'linux') throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', `the ${choice.backend} backend is Linux only`)
     if (native === undefined) {

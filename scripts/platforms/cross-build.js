@@ -131,25 +131,31 @@ function versionScript () {
   return `-Wl,--version-script=${file}`
 }
 
-// The second program the Linux package ships (binding.gyp target agent_os_scope_helper,
-// docs/process-scopes.md): a position-independent executable, beside the .node file.
+// The second program the Linux and Windows packages ship (binding.gyp target
+// agent_os_scope_helper, docs/process-scopes.md), beside the .node file: on Linux a
+// position-independent executable; on Windows agent_os_scope_helper.exe, a console
+// program with a wmain (-municode), -static-libgcc so it needs no mingw DLL.
 const HELPER = 'agent_os_scope_helper'
-const helperOf = (t) => ({
-  ...t,
-  cflags: t.cflags.map((f) => f === '-fPIC' ? '-fPIE' : f),
-  ldflags: ['-pie', '-pthread']
-})
+const helperOf = (t) => t.os === 'win'
+  ? { ...t, ldflags: ['-municode', '-static-libgcc', '-Wl,--dynamicbase', '-Wl,--nxcompat', '-Wl,--high-entropy-va'] }
+  : {
+      ...t,
+      cflags: t.cflags.map((f) => f === '-fPIC' ? '-fPIE' : f),
+      ldflags: ['-pie', '-pthread']
+    }
+/** The helper's file name on target `targetName`. */
+const helperFile = (targetName) => TARGETS[targetName].os === 'win' ? `${HELPER}.exe` : HELPER
 
 function defaultHelperOut (targetName, root) {
-  if (TARGETS[targetName].check) return path.join(cacheDir('checks', targetName), HELPER)
-  return path.join(root, 'prebuilds', targetName, HELPER)
+  if (TARGETS[targetName].check) return path.join(cacheDir('checks', targetName), helperFile(targetName))
+  return path.join(root, 'prebuilds', targetName, helperFile(targetName))
 }
 
 /** Builds `targetName`; returns { file, objects }. `helper`: the scope helper program. */
 function build (targetName, { out, root = ROOT, helper = false } = {}) {
   const t = helper ? helperOf(TARGETS[targetName]) : TARGETS[targetName]
   const gypTarget = helper ? HELPER : 'agent_os'
-  if (helper && t.os !== 'linux') throw new Error(`${targetName}: the scope helper program is Linux only`)
+  if (helper && t.os !== 'linux' && t.os !== 'win') throw new Error(`${targetName}: the scope helper program is built for Linux and Windows only`)
   const file = out || (helper ? defaultHelperOut(targetName, root) : defaultOut(targetName, root))
   // A failed build must not leave an older binary behind to be packed or tested.
   fs.rmSync(file, { force: true })
@@ -197,7 +203,7 @@ function build (targetName, { out, root = ROOT, helper = false } = {}) {
   fs.mkdirSync(path.dirname(file), { recursive: true })
   const libs = gyp.libraries.map((l) => `-l${l.replace(/\.lib$/, '').replace(/^-l/, '')}`)
   const ldflags = [...t.ldflags, ...(t.useGypFlags ? gyp.ldflags : [])].map((f) => f === 'VERSION_SCRIPT' ? versionScript() : f)
-  if (t.os === 'win') libs.push(nodeImportLibrary(headers.def))
+  if (t.os === 'win' && !helper) libs.push(nodeImportLibrary(headers.def))
   run(cc[0], [...cc.slice(1), ...ldflags, '-o', file, ...objects, ...libs], { cwd: root, env })
   if (t.strip) run(t.strip, ['--strip-unneeded', file])
   return { file, objects }
@@ -227,13 +233,15 @@ function buildAndCheck (targetName, opts) {
 }
 
 /**
- * Builds the scope helper program for a Linux target and checks it like the .node: no
- * GLIBC_ version above 2.28, no private thread-local errno, nothing exported.
+ * Builds the scope helper program for a Linux or Windows target and checks a Linux one
+ * like the .node: no GLIBC_ version above 2.28, no private thread-local errno, nothing
+ * exported (a Windows one is checked by running it: scripts/platforms/prebuild-all.js
+ * and the scope tests under wine).
  */
 function buildHelperAndCheck (targetName, opts) {
   const t = TARGETS[targetName]
   const { file, objects } = build(targetName, { ...opts, helper: true })
-  if (t.check) return { file, objects, report: { problems: [] } }
+  if (t.check || t.os === 'win') return { file, objects, report: { problems: [] } }
   const report = checkLinux(file, { exports: [] })
   if (report.problems.length) throw new Error(`${targetName} ${HELPER}: ${report.problems.join('; ')}`)
   return { file, report }
@@ -243,7 +251,7 @@ if (require.main === module) {
   try {
     const args = parseArgs(process.argv.slice(2))
     const { file, report } = buildAndCheck(args.target, args)
-    if (TARGETS[args.target].os === 'linux' && !args.out) {
+    if ((TARGETS[args.target].os === 'linux' || TARGETS[args.target].os === 'win') && !args.out) {
       const helper = buildHelperAndCheck(args.target, args)
       console.log(`${args.target}: ${path.relative(process.cwd(), helper.file)}${helper.report ? ` ${JSON.stringify({ ...helper.report, problems: undefined })}` : ''}`)
     }
@@ -254,4 +262,4 @@ if (require.main === module) {
   }
 }
 
-module.exports = { crossBuild, buildAndCheck, buildHelperAndCheck, HELPER, TARGETS, GLIBC, MACOS_MIN }
+module.exports = { crossBuild, buildAndCheck, buildHelperAndCheck, HELPER, helperFile, TARGETS, GLIBC, MACOS_MIN }

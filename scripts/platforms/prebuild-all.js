@@ -5,10 +5,11 @@
 //   prebuilds/linux-arm64/  zig cc -target aarch64-linux-gnu.2.28
 //   prebuilds/win32-x64/    x86_64-w64-mingw32-gcc
 // each Linux one checked to need no GLIBC_ symbol version above 2.28 and to export only
-// Node-API's entry points; the two Linux ones also get the process-scope helper program
+// Node-API's entry points; each also gets the process-scope helper program
 // (prebuilds/linux-*/agent_os_scope_helper, same toolchain and glibc check, nothing
-// exported; docs/process-scopes.md), which lib/internal/process-scope.js finds beside
-// the .node; then the two macOS targets (darwin-x64, darwin-arm64: zig cc,
+// exported; prebuilds/win32-x64/agent_os_scope_helper.exe, mingw, no mingw DLL needed;
+// docs/process-scopes.md), which lib/internal/process-scope.js finds beside the .node;
+// then the two macOS targets (darwin-x64, darwin-arm64: zig cc,
 // -Werror, -undefined dynamic_lookup) compiled, linked and checked into the platforms
 // cache, never shipped (they cannot run here; the release workflow builds and tests
 // macOS natively), and the same for Alpine's musl (linux-x64-musl: the source build an
@@ -21,7 +22,7 @@ const { spawnSync } = require('node:child_process')
 const fs = require('node:fs')
 const path = require('node:path')
 const { ROOT, cacheDir, nodeBinary, seconds } = require('./lib.js')
-const { buildAndCheck, buildHelperAndCheck, HELPER } = require('./cross-build.js')
+const { buildAndCheck, buildHelperAndCheck, helperFile } = require('./cross-build.js')
 const emulators = require('./emulators.js')
 
 const FILE = '@scope+agent-os.node'
@@ -40,7 +41,7 @@ const PROBE = `
   const ngb = require('node-gyp-build')
   const file = ngb.resolve(process.argv[1])
   const b = require(file)
-  const helper = process.platform === 'linux' ? require(require('node:path').join(process.argv[1], 'lib', 'internal', 'process-scope.js')).findHelper() : null
+  const helper = process.platform === 'linux' || process.platform === 'win32' ? require(require('node:path').join(process.argv[1], 'lib', 'internal', 'process-scope.js')).findHelper() : null
   console.log(JSON.stringify({ file: require('node:path').basename(file), platform: process.platform, arch: process.arch, parts: Object.keys(b), helper: helper && require('node:path').relative(process.argv[1], helper) }))`
 
 function verify (target) {
@@ -80,7 +81,9 @@ function verify (target) {
     throw new Error(`the ${target} prebuild loaded as ${JSON.stringify(out)}`)
   }
   // The scope helper is found beside the prebuild, and passes the loader's trust check.
-  if (target.startsWith('linux-') && out.helper !== path.join('prebuilds', target, HELPER)) {
+  // (path.relative on the target: backslashes on Windows)
+  const helperWant = target.startsWith('win32-') ? `prebuilds\\${target}\\${helperFile(target)}` : `prebuilds/${target}/${helperFile(target)}`
+  if (out.helper !== helperWant) {
     throw new Error(`the ${target} scope helper was not found beside the prebuild (found ${out.helper})`)
   }
   return out
@@ -101,10 +104,9 @@ function main () {
     try {
       const { report } = buildAndCheck(target)
       let note = `built${describe(report)}`
-      if (target.startsWith('linux-')) {
-        const helper = buildHelperAndCheck(target)
-        note += `; ${HELPER} built, highest GLIBC_${helper.report.highest}, exports none`
-      }
+      const helper = buildHelperAndCheck(target)
+      if (target.startsWith('linux-')) note += `; ${helperFile(target)} built, highest GLIBC_${helper.report.highest}, exports none`
+      else note += `; ${helperFile(target)} built`
       if (doVerify) {
         verify(target)
         note += ', loads on its platform'
@@ -131,8 +133,8 @@ function main () {
   console.log('\n=== prebuild:all')
   for (const r of rows) console.log(r)
   console.log(`npm pack would ship prebuilds for: ${inPack.join(', ') || 'none'}`)
-  const helperMissing = TARGETS.filter((t) => t.startsWith('linux-') && !files.includes(`prebuilds/${t}/${HELPER}`))
-  if (helperMissing.length) console.log(`npm pack would ship no ${HELPER} for: ${helperMissing.join(', ')}`)
+  const helperMissing = TARGETS.filter((t) => !files.includes(`prebuilds/${t}/${helperFile(t)}`))
+  if (helperMissing.length) console.log(`npm pack would ship no scope helper program for: ${helperMissing.join(', ')}`)
   const missing = TARGETS.filter((t) => !inPack.includes(t) || helperMissing.includes(t))
   const shippedDarwin = files.filter((f) => f.startsWith('prebuilds/darwin-'))
   if (shippedDarwin.length) {

@@ -28,7 +28,7 @@ const { spawn, spawnSync } = require('node:child_process')
 const fs = require('node:fs')
 const path = require('node:path')
 const { ROOT, cacheDir, nodeBinary, seconds } = require('./lib.js')
-const { crossBuild } = require('./cross-build.js')
+const { crossBuild, buildHelperAndCheck, helperFile } = require('./cross-build.js')
 const emulators = require('./emulators.js')
 
 const TARGETS = ['node22', 'node24', 'node26', 'linux-x64', 'linux-arm64', 'win32-x64']
@@ -71,9 +71,12 @@ function buildNative () {
 function stageCrossBuild (target, build) {
   const root = cacheDir('roots', target)
   const file = path.join(root, 'prebuilds', target, '@scope+agent-os.node')
-  if (build || !fs.existsSync(file)) {
+  // win32-x64 ships the process-scope helper beside the .node (the `job` backend).
+  const helper = target === 'win32-x64' ? path.join(path.dirname(file), helperFile(target)) : undefined
+  if (build || !fs.existsSync(file) || (helper !== undefined && !fs.existsSync(helper))) {
     fs.rmSync(path.join(root, 'prebuilds'), { recursive: true, force: true })
     crossBuild(target, { out: file })
+    if (helper !== undefined) buildHelperAndCheck(target, { out: helper })
   }
   return root
 }

@@ -1,4 +1,5 @@
-/* Node-API glue of process scopes (Linux): a thin layer over src/process/scope.h.
+/* Node-API glue of process scopes: on Linux a thin layer over src/process/scope.h
+ * (below), on Windows over src/process/scope_win32.h (further down).
  *
  *   pidfd(pid)              -> handle (opaque, type-tagged, finalizer closes it)
  *   control(handle, value)  -> 0, or the errno name (e.g. 'ESRCH') as a string
@@ -206,6 +207,174 @@ bool aos_scope_napi_register(napi_env env, napi_value exports) {
       !aos_napi_set_function(env, scope, "descendants", aos_scope__descendants, NULL) ||
       !aos_napi_set_function(env, scope, "cgSignal", aos_scope__cg_signal, NULL) ||
       !aos_napi_set_function(env, scope, "kernelSupport", aos_scope__kernel_support, NULL)) {
+    return false;
+  }
+  AOS_CALL(env, napi_set_named_property(env, exports, "scope", scope), false);
+  return true;
+}
+
+#elif defined(_WIN32)
+/* Windows: the `job` backend's Job Object (src/process/scope_win32.h).
+ *
+ *   jobCreate()           -> { handle, name }: a new kill-on-close job and its name
+ *                            (handle opaque, type-tagged; its finalizer closes it)
+ *   jobActive(handle)     -> number of processes in the job (0 once closed)
+ *   jobPids(handle)       -> number[]: ids of the processes in the job
+ *   jobTerminate(handle)  -> 0, or the errno name as a string
+ *   jobClose(handle)      -> closes the job's handle (idempotent)
+ *
+ * No handle is ever visible to JavaScript. */
+#include <errno.h>
+#include <stdlib.h>
+#include <wchar.h>
+
+#include "process/scope_win32.h"
+
+static const napi_type_tag aos_scope__job_tag = {0x5c83e1a0d94f2b67ULL, 0x1b7e4f9a03c6d258ULL};
+
+typedef struct {
+  aos_scope_job *job; /* NULL once closed */
+} aos_scope__job_handle;
+
+static void aos_scope__job_finalize(napi_env env, void *data, void *hint) {
+  (void)env, (void)hint;
+  aos_scope__job_handle *h = data;
+  aos_scope_job_close(h->job);
+  free(h);
+}
+
+static aos_scope__job_handle *aos_scope__job_arg(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value v;
+  AOS_CALL(env, napi_get_cb_info(env, info, &argc, &v, NULL, NULL), NULL);
+  bool ok = false;
+  if (argc >= 1) {
+    napi_valuetype t;
+    AOS_CALL(env, napi_typeof(env, v, &t), NULL);
+    if (t == napi_object) AOS_CALL(env, napi_check_object_type_tag(env, v, &aos_scope__job_tag, &ok), NULL);
+  }
+  if (!ok) {
+    aos_napi_throw_type(env, "ERR_INVALID_ARG_TYPE", "expected a scope job handle");
+    return NULL;
+  }
+  void *data = NULL;
+  AOS_CALL(env, napi_unwrap(env, v, &data), NULL);
+  return data;
+}
+
+static napi_value aos_scope__job_errno_value(napi_env env, int rc) {
+  napi_value out;
+  if (rc >= 0) {
+    AOS_CALL(env, napi_create_int32(env, rc, &out), NULL);
+    return out;
+  }
+  napi_value err = aos_napi_raw_error(env, "HOST_IO", -rc, -1);
+  if (err == NULL) return NULL;
+  AOS_CALL(env, napi_get_named_property(env, err, "hostCode", &out), NULL);
+  return out;
+}
+
+static napi_value aos_scope__job_create(napi_env env, napi_callback_info info) {
+  (void)info;
+  wchar_t name[AOS_SCOPE_JOB_NAME_LEN];
+  aos_scope_job *job = NULL;
+  int rc = aos_scope_job_create(&job, name);
+  if (rc < 0) {
+    napi_value err = aos_napi_raw_error(env, "HOST_IO", -rc, -1);
+    if (err != NULL) napi_throw(env, err);
+    return NULL;
+  }
+  aos_scope__job_handle *h = malloc(sizeof *h);
+  if (h == NULL) {
+    aos_scope_job_close(job);
+    napi_throw_error(env, "ERR_AGENT_OS_NOMEM", "out of memory");
+    return NULL;
+  }
+  h->job = job;
+  napi_value obj, handle, jsname;
+  if (napi_create_object(env, &handle) != napi_ok ||
+      napi_type_tag_object(env, handle, &aos_scope__job_tag) != napi_ok ||
+      napi_wrap(env, handle, h, aos_scope__job_finalize, NULL, NULL) != napi_ok) {
+    aos_scope_job_close(job);
+    free(h);
+    aos_napi_throw_last(env);
+    return NULL;
+  }
+  /* From here the finalizer owns the job. The name is plain ASCII. */
+  char ascii[AOS_SCOPE_JOB_NAME_LEN];
+  for (size_t i = 0; i < AOS_SCOPE_JOB_NAME_LEN; i++) ascii[i] = (char)name[i];
+  AOS_CALL(env, napi_create_string_latin1(env, ascii, NAPI_AUTO_LENGTH, &jsname), NULL);
+  AOS_CALL(env, napi_create_object(env, &obj), NULL);
+  AOS_CALL(env, napi_set_named_property(env, obj, "handle", handle), NULL);
+  AOS_CALL(env, napi_set_named_property(env, obj, "name", jsname), NULL);
+  return obj;
+}
+
+static napi_value aos_scope__job_active(napi_env env, napi_callback_info info) {
+  aos_scope__job_handle *h = aos_scope__job_arg(env, info);
+  if (h == NULL) return NULL;
+  unsigned long active = 0;
+  if (h->job != NULL && aos_scope_job_active(h->job, &active) < 0) active = 0;
+  napi_value out;
+  AOS_CALL(env, napi_create_double(env, (double)active, &out), NULL);
+  return out;
+}
+
+static napi_value aos_scope__job_pids(napi_env env, napi_callback_info info) {
+  aos_scope__job_handle *h = aos_scope__job_arg(env, info);
+  if (h == NULL) return NULL;
+  enum { CAP = 65536 };
+  size_t count = 0;
+  unsigned long *pids = NULL;
+  if (h->job != NULL) {
+    pids = malloc(CAP * sizeof *pids);
+    if (pids == NULL) {
+      napi_throw_error(env, "ERR_AGENT_OS_NOMEM", "out of memory");
+      return NULL;
+    }
+    if (aos_scope_job_pids(h->job, pids, CAP, &count) < 0) count = 0;
+    if (count > CAP) count = CAP;
+  }
+  napi_value arr = NULL;
+  if (napi_create_array_with_length(env, count, &arr) != napi_ok) {
+    free(pids);
+    aos_napi_throw_last(env);
+    return NULL;
+  }
+  for (size_t i = 0; i < count; i++) {
+    napi_value x;
+    if (napi_create_double(env, (double)pids[i], &x) != napi_ok || napi_set_element(env, arr, (uint32_t)i, x) != napi_ok) {
+      free(pids);
+      aos_napi_throw_last(env);
+      return NULL;
+    }
+  }
+  free(pids);
+  return arr;
+}
+
+static napi_value aos_scope__job_terminate(napi_env env, napi_callback_info info) {
+  aos_scope__job_handle *h = aos_scope__job_arg(env, info);
+  if (h == NULL) return NULL;
+  return aos_scope__job_errno_value(env, h->job == NULL ? -EBADF : aos_scope_job_terminate(h->job));
+}
+
+static napi_value aos_scope__job_close(napi_env env, napi_callback_info info) {
+  aos_scope__job_handle *h = aos_scope__job_arg(env, info);
+  if (h == NULL) return NULL;
+  aos_scope_job_close(h->job);
+  h->job = NULL;
+  return NULL;
+}
+
+bool aos_scope_napi_register(napi_env env, napi_value exports) {
+  napi_value scope;
+  AOS_CALL(env, napi_create_object(env, &scope), false);
+  if (!aos_napi_set_function(env, scope, "jobCreate", aos_scope__job_create, NULL) ||
+      !aos_napi_set_function(env, scope, "jobActive", aos_scope__job_active, NULL) ||
+      !aos_napi_set_function(env, scope, "jobPids", aos_scope__job_pids, NULL) ||
+      !aos_napi_set_function(env, scope, "jobTerminate", aos_scope__job_terminate, NULL) ||
+      !aos_napi_set_function(env, scope, "jobClose", aos_scope__job_close, NULL)) {
     return false;
   }
   AOS_CALL(env, napi_set_named_property(env, exports, "scope", scope), false);

@@ -9,7 +9,9 @@
 //    or later that calls fstat (fstat@GLIBC_2.33, what a build on Debian 12 links) fails the
 //    glibc check, and a macOS object that exports a symbol of its own or calls a
 //    function macOS lacks fails the macOS check;
-//  - both macOS targets compile and link from today's sources with -Werror.
+//  - both macOS targets compile and link from today's sources with -Werror;
+//  - prebuilds/win32-x64 ships the process-scope helper, agent_os_scope_helper.exe (x64,
+//    a console program, importing only kernel32 and msvcrt).
 
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
@@ -49,6 +51,18 @@ describe('prebuilds: what they need from the system that loads them', function (
       console.log(`      ${target}: highest GLIBC_${r.highest} over ${r.symbols} symbols (${r.versions.join(' ')})`)
     })
   }
+
+  it('win32-x64: ships agent_os_scope_helper.exe, an x64 console program that needs only kernel32 and msvcrt', function () {
+    const file = path.join(repo, 'prebuilds', 'win32-x64', 'agent_os_scope_helper.exe')
+    assert.ok(fs.existsSync(file), 'prebuilds/win32-x64/agent_os_scope_helper.exe is missing: run npm run prebuild:all first')
+    const { spawnSync } = require('node:child_process')
+    const res = spawnSync('x86_64-w64-mingw32-objdump', ['-p', file], { encoding: 'utf8' })
+    assert.equal(res.status, 0, res.stderr)
+    assert.match(res.stdout, /file format pei-x86-64/)
+    assert.match(res.stdout, /Subsystem\s+00000003\s+\(Windows CUI\)/)
+    const dlls = [...res.stdout.matchAll(/DLL Name: (\S+)/g)].map((m) => m[1].toLowerCase()).sort()
+    assert.deepEqual(dlls, ['kernel32.dll', 'msvcrt.dll'], 'no mingw runtime DLL (libgcc, winpthread) may be needed')
+  })
 
   it('the glibc check fails a library that needs fstat@GLIBC_2.33', function () {
     const src = path.join(tmp, 'new-glibc.c')

@@ -128,4 +128,56 @@ function leftoverCgroups (base) {
   }
 }
 
-module.exports = { loadWithBackend, newMark, env, marked, helpers, commOf, ppidOf, pgidOf, sleep, waitFor, exited, leftoverCgroups }
+// ---- Windows (no /proc): every process a test starts is a Node script that writes
+// its pid into a directory of the test's own; survivors are the pids written there
+// that still name a running process (process.kill(pid, 0): OpenProcess, and a process
+// that has not exited). Pids are not reused within a test run's seconds here.
+
+/** A fresh directory for the pid files of one test, and the script that marks. */
+function newMarkDir () {
+  const dir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'aos-scope-'))
+  const script = path.join(dir, 'mark.js')
+  // argv[2]: 'exit' to exit after marking; 'spawn-detached' to start a detached,
+  // marked grandchild first and exit; otherwise stay until killed (ignoring every
+  // console event Node lets a script catch).
+  fs.writeFileSync(script, `
+    const fs = require('node:fs')
+    const path = require('node:path')
+    const cp = require('node:child_process')
+    for (const sig of ['SIGINT', 'SIGBREAK', 'SIGTERM', 'SIGHUP']) process.on(sig, () => {})
+    if (process.argv[2] === 'spawn-detached') {
+      const g = cp.spawn(process.execPath, [__filename], { detached: true, stdio: 'ignore' })
+      g.unref()
+      fs.writeFileSync(path.join(__dirname, 'grandchild'), String(g.pid))
+    }
+    fs.writeFileSync(path.join(__dirname, String(process.pid)), '')
+    if (process.argv[2] === 'exit' || process.argv[2] === 'spawn-detached') process.exit(0)
+    setInterval(() => {}, 1000)
+  `)
+  return { dir, script }
+}
+
+function isAlive (pid) {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Pids marked in `dir` (every one written so far). */
+function markedPids (dir) {
+  try {
+    return fs.readdirSync(dir).filter((n) => /^\d+$/.test(n)).map(Number)
+  } catch {
+    return []
+  }
+}
+
+/** Pids marked in `dir` whose process still runs. */
+function aliveMarked (dir) {
+  return markedPids(dir).filter(isAlive)
+}
+
+module.exports = { loadWithBackend, newMark, env, marked, helpers, commOf, ppidOf, pgidOf, sleep, waitFor, exited, leftoverCgroups, newMarkDir, isAlive, markedPids, aliveMarked }

@@ -272,8 +272,9 @@ describe('process scope, backend choice', function () {
     const { openProcessScope } = require('../../lib/process.js')
     const scope = await openProcessScope()
     try {
-      assert.ok(['cgroup', 'subreaper', 'tree'].includes(scope.backend))
+      assert.ok(['cgroup', 'subreaper', 'job', 'tree'].includes(scope.backend))
       if (linux && backendUsable('cgroup') === undefined) assert.equal(scope.backend, 'cgroup')
+      if (process.platform === 'win32' && h.loadWithBackend('').findHelper() !== null) assert.equal(scope.backend, 'job')
       assert.equal(Object.keys(scope).length, 0)
     } finally {
       await scope.close()
@@ -383,10 +384,66 @@ describe('process scope, tree backend (macOS, Windows, no helper)', function () 
     await h.sleep(300)
     assert.equal(scope.pids().length, 1)
     await scope.kill({ graceMs: 500 })
-    assert.notEqual(holder.signalCode, null)
+    // Windows ends a tree with TerminateProcess (exit code 1), not a signal.
+    if (process.platform === 'win32') assert.equal(holder.exitCode, 1)
+    else assert.notEqual(holder.signalCode, null)
     assert.deepEqual(scope.pids(), [])
     await new Promise((resolve) => setImmediate(resolve))
     assert.equal(out, 'bytes\u00e9')
     await scope.close()
+  })
+})
+
+describe('process scope, errors: the process subpath\'s classes, one message format', function () {
+  const { ProcessTreeError, ProcessTreeTypeError } = require('../../lib/process.js')
+  let mod
+  let scope
+  before(async function () {
+    mod = h.loadWithBackend('tree') // every host has it
+    scope = await mod.openProcessScope()
+  })
+  after(async function () {
+    if (scope !== undefined) await scope.close()
+  })
+
+  it('a bad option is a ProcessTreeTypeError (a TypeError) with code, operation, argument and the message format', async function () {
+    const err = await scope.kill({ graceMs: -1 }).then(() => assert.fail('resolved'), (e) => e)
+    assert.ok(err instanceof ProcessTreeTypeError)
+    assert.ok(err instanceof ProcessTreeError)
+    assert.ok(err instanceof TypeError)
+    assert.equal(err.name, 'TypeError')
+    assert.equal(err.code, 'INVALID_OPTION')
+    assert.equal(err.operation, 'kill')
+    assert.equal(err.argument, 'options.graceMs')
+    assert.equal(err.message, 'kill failed: INVALID_OPTION: options.graceMs must be a finite number >= 0')
+    const spawnErr = (() => { try { scope.spawn('') } catch (e) { return e } })()
+    assert.ok(spawnErr instanceof ProcessTreeTypeError)
+    assert.deepEqual([spawnErr.code, spawnErr.operation, spawnErr.argument], ['INVALID_OPTION', 'spawn', 'command'])
+    assert.equal(spawnErr.message, 'spawn failed: INVALID_OPTION: command must be a non-empty string without NUL')
+    const openErr = await mod.openProcessScope(5).then(() => assert.fail('resolved'), (e) => e)
+    assert.ok(openErr instanceof ProcessTreeTypeError)
+    assert.deepEqual([openErr.code, openErr.operation, openErr.argument], ['INVALID_OPTION', 'openProcessScope', 'options'])
+    assert.equal(openErr.message, 'openProcessScope failed: INVALID_OPTION: options must be an object')
+  })
+
+  it('a refusal is a ProcessTreeError (not a TypeError): SCOPE_CLOSED, UNSUPPORTED_BACKEND', async function () {
+    const closed = await mod.openProcessScope()
+    await closed.close()
+    const err = (() => { try { closed.spawn('x') } catch (e) { return e } })()
+    assert.ok(err instanceof ProcessTreeError)
+    assert.ok(!(err instanceof TypeError))
+    assert.equal(err.name, 'ProcessTreeError')
+    assert.deepEqual([err.code, err.operation, err.argument, err.hostCode], ['SCOPE_CLOSED', 'spawn', undefined, undefined])
+    assert.equal(err.message, 'spawn failed: SCOPE_CLOSED')
+    const unsupported = await h.loadWithBackend('nope').openProcessScope().then(() => assert.fail('resolved'), (e) => e)
+    assert.ok(unsupported instanceof ProcessTreeError)
+    assert.ok(!(unsupported instanceof TypeError))
+    assert.deepEqual([unsupported.code, unsupported.operation], ['UNSUPPORTED_BACKEND', 'openProcessScope'])
+    assert.equal(unsupported.message, 'openProcessScope failed: UNSUPPORTED_BACKEND: AGENT_OS_PROCESS_SCOPE_BACKEND is not cgroup, subreaper, job or tree')
+  })
+
+  it('killProcessTree\'s own errors keep their operation', async function () {
+    const { killProcessTree } = require('../../lib/process.js')
+    await assert.rejects(killProcessTree(-1), { code: 'INVALID_OPTION', operation: 'killProcessTree', message: /^killProcessTree failed: INVALID_OPTION: target must be/ })
   })
 })

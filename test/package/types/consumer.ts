@@ -152,7 +152,7 @@ export async function useProcess (): Promise<void> {
       void [typeError, code, argument]
     } else if (err instanceof ProcessTreeError) {
       const code: ProcessTreeErrorCode = err.code
-      const operation: 'killProcessTree' = err.operation
+      const operation: 'killProcessTree' | 'openProcessScope' | 'spawn' | 'kill' = err.operation
       const hostCode: string | undefined = err.hostCode
       void [code, operation, hostCode]
     }
@@ -163,6 +163,7 @@ export async function useProcess (): Promise<void> {
 export async function useProcessScope (): Promise<number[]> {
   const scope: ProcessScope = await openProcessScope()
   const backend: ProcessScopeBackend = scope.backend
+  const onWindows: boolean = backend === 'job'
   const child = scope.spawn('sh', ['-c', 'sleep 5 &'], { stdio: 'pipe' })
   const pid: number | undefined = child.pid
   const other = scope.spawn('true', { stdio: 'ignore' })
@@ -171,6 +172,11 @@ export async function useProcessScope (): Promise<number[]> {
   const pids: number[] = scope.pids()
   const closed: boolean = scope.closed
   await scope.close()
-  void [backend, pid, other, closed]
+  try {
+    scope.spawn('true')
+  } catch (err) {
+    if (err instanceof ProcessTreeError && err.code === 'SCOPE_CLOSED') void err.operation
+  }
+  void [backend, onWindows, pid, other, closed]
   return pids
 }
