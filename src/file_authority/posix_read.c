@@ -26,19 +26,19 @@
  * "racy", as git calls an index entry it cannot trust by time alone: its content is
  * read again and must come back identical, with the same metadata, before it is
  * returned; reads that differ are retried a bounded number of times, then reported as
- * FILE_CHANGED. A write begun before the open and still copying (its writer merely
- * preempted, or stalled) leaves the same torn bytes for both reads; so on Linux a
- * racy read first waits, for at most AOS_FA__BARRIER_NS, for the inode lock that
+ * FILE_CHANGED. A write still copying across both reads (its writer merely
+ * preempted, or stalled) leaves the same torn bytes for both; so on Linux a racy read
+ * waits between its two reads, for at most AOS_FA__BARRIER_NS, for the inode lock that
  * ext4, tmpfs and btrfs writers hold from before they set the times until their
  * last byte is copied (lseek(SEEK_DATA) takes it). That lseek cannot be interrupted,
  * so it runs on a helper thread of its own (on a dup of the descriptor, at most
  * AOS_FA__BARRIER_THREADS at once): a writer that does not finish within the bound
  * makes the read FILE_CHANGED, and only the helper thread, never the caller's, waits
  * for that writer (docs/file-authority.md states what remains). The bound counts only
- * while the helper sleeps on the lock (its state in /proc); a helper that a loaded
- * machine has not yet given a CPU extends it, up to AOS_FA__BARRIER_CAP_NS in all, so a
- * file written a moment ago and long finished is not FILE_CHANGED under load. Files not written
- * recently cost one read and no wait. */
+ * while the helper sleeps in its lseek (state and system call in /proc); a helper that a loaded
+ * machine has not yet given a CPU extends it, up to AOS_FA__BARRIER_CAP_NS in all, so
+ * a file written a moment ago and long finished is not FILE_CHANGED under load. Files
+ * not written recently cost one read and no wait. */
 #include "file_authority/fa.h"
 #include "file_authority/posix.h"
 
@@ -99,7 +99,7 @@ static bool aos_fa__racy(const struct stat *sb, int64_t open_ns) {
 #define AOS_FA__BARRIER_NS (100LL * 1000 * 1000)
 /* How long in all it waits while the helper thread is not blocked on the inode lock but
  * merely not given a CPU yet (a loaded machine): past this it is FILE_CHANGED too. */
-#define AOS_FA__BARRIER_CAP_NS (2000LL * 1000 * 1000)
+#define AOS_FA__BARRIER_CAP_NS (5000LL * 1000 * 1000)
 /* Helper threads that may wait at once (each holds a dup of a descriptor). */
 #define AOS_FA__BARRIER_THREADS 8
 
@@ -184,28 +184,42 @@ static aos_fa__barrier_job *aos_fa__barrier_start(int fd, int slot) {
  * (the file `sb` describes). 1: none does (a write begun before has finished
  * copying); 0: one still did at the bound; -1: no helper could be had (all waiting on
  * other files, no memory or thread). Concurrent readers of one file share its helper. */
-/* True unless the thread `tid` of this process is known to be runnable: its state in
- * /proc is 'D' (asleep in the kernel, here on the inode lock a writer holds), or the state
- * cannot be read (no /proc: the safe answer is the one that fails the read). */
-static bool aos_fa__thread_blocked(pid_t tid) {
+/* Reads the small /proc file `name` of this process's thread `tid` into buf (NUL
+ * terminated); the count read, or -1. */
+static ssize_t aos_fa__task_file(pid_t tid, const char *name, char *buf, size_t size) {
   char path[64];
-  snprintf(path, sizeof path, "/proc/self/task/%ld/stat", (long)tid);
+  snprintf(path, sizeof path, "/proc/self/task/%ld/%s", (long)tid, name);
   int fd;
   do {
     fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
   } while (fd < 0 && errno == EINTR);
-  if (fd < 0) return true;
-  char buf[512];
+  if (fd < 0) return -1;
   ssize_t n;
   do {
-    n = read(fd, buf, sizeof buf - 1);
+    n = read(fd, buf, size - 1);
   } while (n < 0 && errno == EINTR);
   close(fd);
-  if (n <= 0) return true;
+  if (n < 0) return -1;
   buf[n] = '\0';
+  return n;
+}
+
+/* True when the helper thread `tid` is asleep in its lseek (uninterruptibly: on the
+ * inode lock a writer holds), or when that cannot be told (no /proc: the answer that
+ * fails the read). False while it waits for a CPU, or sleeps elsewhere first (a page
+ * fault on its fresh stack under memory pressure, say). */
+static bool aos_fa__thread_blocked(pid_t tid) {
+  char buf[512];
+  if (aos_fa__task_file(tid, "stat", buf, sizeof buf) <= 0) return true;
   const char *paren = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
   if (paren == NULL || paren[1] != ' ') return true;
-  return paren[2] == 'D';
+  if (paren[2] != 'D') return false;
+  /* In which system call: "<nr> <args...>", "running", or "-1 ..." (not in one). */
+  if (aos_fa__task_file(tid, "syscall", buf, sizeof buf) <= 0) return true;
+  char *end = NULL;
+  long nr = strtol(buf, &end, 10);
+  if (end == buf) return false; /* "running" */
+  return nr == SYS_lseek;
 }
 
 static int aos_fa__barrier(int fd, const struct stat *sb) {
@@ -332,11 +346,13 @@ static int aos_fa__confirm(int fd, uint8_t *buf, size_t size, uint64_t offset, b
   int r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
   for (int i = 0; i < AOS_FA__RACY_RETRIES; i++) {
 #ifdef AOS_FA__HAVE_BARRIER
-    /* Between the two passes too: a write that began after the first barrier and was
-     * copying during the first pass has finished before the second pass starts, so the
-     * second cannot repeat the first's torn bytes. Without this, a writer preempted
-     * mid-copy across both passes, its time updates lost in one coarse clock tick (so
-     * ctime did not move), gave two identical torn passes (test/stress/torn-read). */
+    /* Between two passes: a write that was copying during the previous pass has
+     * finished before the next starts, so the next cannot repeat the previous one's
+     * torn bytes (a write still copying after the bound: FILE_CHANGED). A single wait
+     * before the first pass was not enough: a writer that began after it and was
+     * preempted mid-copy across both passes, its time updates falling in one coarse
+     * clock tick (ctime unchanged), gave two identical torn passes
+     * (test/stress/torn-read.stress.js, restore mode, on a loaded machine). */
     if (aos_fa__barrier(fd, opened) == 0) {
       r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
       break;
@@ -437,13 +453,6 @@ static int aos_fa__read_consistent(int fd, uint8_t *buf, size_t size, uint64_t o
                                    uint64_t max_bytes, const struct stat *opened, int64_t open_ns,
                                    int last, aos_fa_status *st) {
   bool racy = aos_fa__racy(opened, open_ns);
-#ifdef AOS_FA__HAVE_BARRIER
-  /* A write still copying after the bound: its bytes are not one moment's. */
-  if (racy && aos_fa__barrier(fd, opened) == 0) {
-    close(fd);
-    return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
-  }
-#endif
   int r = aos_fa__read_pass(fd, buf, size, offset, probe, max_bytes, opened, last, st);
   if (r == 0 && racy) r = aos_fa__confirm(fd, buf, size, offset, probe, max_bytes, opened, last, st);
   close(fd);
