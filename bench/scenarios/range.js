@@ -9,7 +9,7 @@ const { timeSync } = require('../lib/measure.js')
 const { runRow } = require('../lib/row.js')
 const { writeFile } = require('../lib/fixtures.js')
 const { Unavailable } = require('../lib/pkg.js')
-const { packageReader } = require('./common.js')
+const { packageReader, cLoop } = require('./common.js')
 
 const KiB = 1024
 const GiB = 1024 * 1024 * 1024
@@ -46,7 +46,8 @@ async function rows (ctx) {
     notes: [
       'The file holds real data (1 MiB of random bytes written 1024 times, not a sparse file, whose holes would read as zeros without touching the page cache), written once; it stays in the page cache (the reads are warm).',
       `Each round reads the same ${n} slices (offsets drawn once, uniform, unaligned) with both implementations; every read returns a fresh buffer (the alternative: Buffer.allocUnsafe(65536) per read, so neither zero-fills it).`,
-      'The package looks at the entry (fstatat), opens it, fstats, preadv, fstats again (the consistency check) and closes; the alternative opens, preads and closes.'
+      'The package looks at the entry (fstatat), opens it, fstats, preadv, fstats again (the consistency check) and closes; the alternative opens, preads and closes.',
+      'Two C loops (bench/c/range_loop.c, the same number of reads at offsets of their own) make those two call sequences: the package over the first is its own overhead; the first over the second (the two ratios divided) is what the three extra calls cost on this host.'
     ],
     impls: [
       {
@@ -85,9 +86,25 @@ async function rows (ctx) {
             }
           })
         }
+      },
+      {
+        id: 'c-package',
+        label: 'C loop, the package\'s calls',
+        role: 'reference',
+        setup: () => cLoop(ctx, 'range_loop', () => ['package', root, 'big.bin', String(n), String(SLICE)])
+      },
+      {
+        id: 'c-plain',
+        label: 'C loop, openat + pread + close',
+        role: 'reference',
+        setup: () => cLoop(ctx, 'range_loop', () => ['plain', root, 'big.bin', String(n), String(SLICE)])
       }
     ],
-    comparisons: [{ pkg: 'pkg', alt: 'fs', limit: 1.0, target: '<= 1.0x' }],
+    comparisons: [
+      { pkg: 'pkg', alt: 'fs', limit: 1.0, target: '<= 1.0x' },
+      { pkg: 'pkg', alt: 'c-package', target: '-', note: 'reference' },
+      { pkg: 'pkg', alt: 'c-plain', target: '-', note: 'reference' }
+    ],
     teardown: () => fs.rmSync(root, { recursive: true, force: true })
   }, ctx)
   return [row]
