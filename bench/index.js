@@ -10,7 +10,8 @@
 //   --quick         fewer rounds and iterations, smaller series (under a minute)
 //   --json          print the results as JSON on stdout instead of the tables
 //   --json=FILE     also write the results as JSON to FILE
-//   --only=a,b      only the groups named: read, list, write, lock, kill, scope
+//   --only=a,b      only the groups named: read, list, range, walk, write, lock,
+//                   kill, scope
 //   --no-series     skip the scaling series
 //   --no-syscall-check
 //                   skip the strace comparison of package calls and C loops
@@ -31,7 +32,7 @@ const { Worker } = require('./lib/child.js')
 const report = require('./lib/report.js')
 const syscalls = require('./lib/syscalls.js')
 
-const GROUPS = ['read', 'list', 'write', 'lock', 'kill', 'scope']
+const GROUPS = ['read', 'list', 'range', 'walk', 'write', 'lock', 'kill', 'scope']
 
 function parseArgs (argv) {
   const o = { quick: false, json: false, jsonFile: undefined, only: GROUPS, series: true, syscallCheck: true, cWriteMode: 'auto' }

@@ -9,7 +9,7 @@ const { spawnSync } = require('node:child_process')
 
 const SOURCE_DIR = path.join(__dirname, '..', 'c')
 const BUILD_DIR = path.join(__dirname, '..', '.build')
-const PROGRAMS = ['read_loop', 'write_loop', 'lock_loop', 'proctree', 'subreaper']
+const PROGRAMS = ['read_loop', 'range_loop', 'write_loop', 'lock_loop', 'proctree', 'subreaper']
 
 function mtime (file) {
   try {

@@ -305,13 +305,17 @@ typedef struct {
 } aos_fa__row;
 
 /* A read's destination. Sync reads of up to AOS_FA__SYNC_AB_MAX bytes go straight
- * into a JavaScript ArrayBuffer of the file's size (no external buffer or finalizer
- * per read, the cost that dominated small reads). Larger sync reads, and every async
- * read (whose worker thread cannot create JavaScript values), go into a malloc'ed
- * buffer handed over as an external buffer: not zero-filled, and an allocation that
- * fails is HOST_IO ENOMEM (V8 aborts the process when it cannot allocate an
- * ArrayBuffer's memory). */
+ * into a JavaScript ArrayBuffer of the read's size (no external buffer or finalizer
+ * per read, the cost that dominated small reads). Up to AOS_FA__SYNC_ZEROED_MAX bytes
+ * it is a plain ArrayBuffer, which V8 zero-fills; above, the ArrayBuffer of a Node
+ * Buffer, which is not zero-filled (the memset dominated 64 KiB range reads, while
+ * the Buffer object costs more than zero-filling a few KiB). Either way the result is
+ * a plain Uint8Array over it. Larger sync reads, and every async read (whose worker
+ * thread cannot create JavaScript values), go into a malloc'ed buffer handed over as
+ * an external buffer: not zero-filled, and an allocation that fails is HOST_IO ENOMEM
+ * (V8 aborts the process when it cannot allocate an ArrayBuffer's memory). */
 #define AOS_FA__SYNC_AB_MAX ((size_t)64 * 1024)
+#define AOS_FA__SYNC_ZEROED_MAX ((size_t)8 * 1024)
 
 typedef struct {
   napi_env env;  /* set for a sync read: small results may be ArrayBuffers */
@@ -326,7 +330,17 @@ static uint8_t *aos_fa__dest_alloc(void *ctx, size_t size) {
     return d->heap;
   }
   void *dest = NULL;
-  if (napi_create_arraybuffer(d->env, size, &dest, &d->ab) != napi_ok) {
+  napi_status s;
+  if (size <= AOS_FA__SYNC_ZEROED_MAX) {
+    s = napi_create_arraybuffer(d->env, size, &dest, &d->ab);
+  } else {
+    napi_value buf;
+    size_t offset = 0;
+    s = napi_create_buffer(d->env, size, &dest, &buf);
+    if (s == napi_ok) s = napi_get_typedarray_info(d->env, buf, NULL, NULL, NULL, &d->ab, &offset);
+    if (s == napi_ok && offset != 0) s = napi_generic_failure;
+  }
+  if (s != napi_ok) {
     napi_value ignored;
     napi_get_and_clear_last_exception(d->env, &ignored); /* reported as ENOMEM */
     d->ab = NULL;

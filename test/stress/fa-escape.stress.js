@@ -18,6 +18,15 @@
 //    either is bound to that same object or fails ROOT_CHANGED. Escapes: any read,
 //    write or accepted sameRootAs that reached another directory. Must be 0.
 //
+// 3. The 0.2 operations below the root, under the same three RENAME_EXCHANGE swappers
+//    of directories and a file with links pointing outside: walks (of the root and of
+//    each swapped directory), removes, renames between two swapped parents, and
+//    ifVersion writes (read the version, write only that version), sync and async.
+//    The outside tree holds decoys named like the inside entries ('victim', 'w') plus
+//    'outside-only', a name only it has. Escapes: a walk that lists an entry outside
+//    (any 'outside-only'), an entry outside removed, moved, created or written
+//    (snapshots of the outside tree before and after). Must be 0.
+//
 // Figures: attempts (operations), escapes.
 
 const assert = require('node:assert/strict')
@@ -29,6 +38,7 @@ const { size, figure, nativeTool, removeTools, startReady, killAndWait, outcome 
 
 const ITERATIONS = size(100000, 12000)
 const ROOT_ITERATIONS = size(40000, 4000)
+const OPS_ITERATIONS = size(2000, 200) // rounds of about 10 operations: 20 000 attempts per resolver at full size
 
 function snapshot (dir) {
   return walkTree(dir).map((p) => {
@@ -152,6 +162,125 @@ describe('stress: file-authority escape races', function () {
         }
       })
     }
+
+    it(`${resolver} resolver, exchange swaps below the root: ${OPS_ITERATIONS} rounds of walks, removes, renames and ifVersion writes, zero escapes`, async function () {
+      const s = makeSandbox('aos-stress-ops-')
+      const swappers = []
+      try {
+        const R = (...p) => path.join(s.root, ...p)
+        const O = (...p) => path.join(s.outside, ...p)
+        for (const d of [R('d', 'sub'), R('e', 'sub'), R('g'), O('sub')]) fs.mkdirSync(d, { recursive: true })
+        for (const f of [R('d', 'secret'), R('e', 'sub', 'secret'), R('g', 'f')]) fs.writeFileSync(f, 'INSIDE')
+        for (const f of [R('d', 'w'), R('e', 'sub', 'w')]) fs.writeFileSync(f, '0')
+        for (const dir of [O(), O('sub')]) {
+          for (const name of ['victim', 'victim2', 'w', 'outside-only']) fs.writeFileSync(path.join(dir, name), 'OUTSIDE')
+        }
+        fs.writeFileSync(O('f'), 'OUTSIDE')
+        fs.symlinkSync('../outside', R('l'))
+        fs.symlinkSync('../../outside/sub', R('e', 'ls'))
+        fs.symlinkSync('../../outside/f', R('g', 'lf'))
+        const outsideBefore = snapshot(s.outside)
+
+        assert.equal(useResolver(resolver), resolver)
+        const r = fa.openReadAuthoritySync(s.root)
+        const w = fa.openWriteAuthoritySync(s.root)
+        const tool = nativeTool('swapper')
+        swappers.push(await startReady(tool, ['exchange', R('d'), R('l'), R('d.tmp')]))
+        swappers.push(await startReady(tool, ['exchange', R('e', 'sub'), R('e', 'ls'), R('e', 'sub.tmp')]))
+        swappers.push(await startReady(tool, ['exchange', R('g', 'f'), R('g', 'lf'), R('g', 'f.tmp')]))
+
+        const seen = { attempts: 0, escapes: 0, walks: 0, walkEntries: 0, removed: 0, renamed: 0, written: 0, versionedWrites: 0, refused: 0, missing: 0 }
+        const allowedError = (e) => e instanceof fa.FileAuthorityError &&
+          (e.code === 'UNSAFE_ENTRY' || (e.code === 'HOST_IO' && e.hostCode === 'ENOENT') || e.code === 'FILE_CHANGED')
+        const refused = (v, what) => {
+          assert.ok(allowedError(v), `unexpected ${what} outcome: ${v}`)
+          seen.refused++
+        }
+        const onWalk = (v) => {
+          seen.attempts++
+          if (Array.isArray(v)) {
+            seen.walks++
+            seen.walkEntries += v.length
+            if (v.some((e) => e.path.includes('outside-only'))) seen.escapes++
+          } else if (v === undefined) {
+            seen.missing++
+          } else refused(v, 'walk')
+        }
+        const onRemove = (v) => {
+          seen.attempts++
+          if (v === true) seen.removed++
+          else if (v === false) seen.missing++
+          else refused(v, 'remove')
+        }
+        const onRename = (v) => {
+          seen.attempts++
+          if (v === undefined) seen.renamed++
+          else refused(v, 'rename')
+        }
+        const onWrite = (v, versioned) => {
+          seen.attempts++
+          if (v === undefined) seen[versioned ? 'versionedWrites' : 'written']++
+          else refused(v, 'write')
+        }
+        const walkOpts = { maxEntries: 1000 }
+        // Read the version, then write only that version (an edit tool's loop).
+        const versioned = (segs, text) => {
+          const st = outcome(() => r.statSync(segs))
+          if (!(st && st.kind === 'file')) {
+            seen.attempts++
+            if (st === undefined || (st && st.kind !== 'file')) seen.missing++
+            else refused(st, 'stat')
+            return
+          }
+          onWrite(outcome(() => w.writeTextSync(segs, text, { ifVersion: st.version })), true)
+        }
+        for (let i = 0; i < OPS_ITERATIONS; i++) {
+          onWalk(outcome(() => r.walkSync([], walkOpts)))
+          onWalk(outcome(() => r.walkSync(['d'], walkOpts)))
+          onWalk(outcome(() => r.walkSync(['e', 'sub'], walkOpts)))
+          onWrite(outcome(() => w.writeTextSync(['d', 'victim'], 'planted')), false)
+          onRename(outcome(() => w.renameSync(['d', 'victim'], ['e', 'sub', 'victim2'], { replace: true })))
+          onRemove(outcome(() => w.removeSync(['e', 'sub', 'victim2'])))
+          onRemove(outcome(() => w.removeSync(['d', 'victim'])))
+          versioned(['d', 'w'], String(i))
+          versioned(['e', 'sub', 'w'], String(i))
+          versioned(['g', 'f'], 'INSIDE')
+          if (i % 500 === 499) {
+            // Async through the worker pool: several in flight at once.
+            const walks = await Promise.allSettled(Array.from({ length: 8 }, (_, k) => r.walk(k % 2 ? ['d'] : [], walkOpts)))
+            for (const x of walks) onWalk(x.status === 'fulfilled' ? x.value : x.reason)
+            const writes = await Promise.allSettled([w.writeText(['d', 'victim'], 'planted'), w.writeText(['e', 'sub', 'victim'], 'planted')])
+            for (const x of writes) onWrite(x.status === 'fulfilled' ? x.value : x.reason, false)
+            const moves = await Promise.allSettled([w.rename(['d', 'victim'], ['e', 'sub', 'victim2'], { replace: true })])
+            for (const x of moves) onRename(x.status === 'fulfilled' ? x.value : x.reason)
+            const removes = await Promise.allSettled([w.remove(['e', 'sub', 'victim']), w.remove(['e', 'sub', 'victim2']), w.remove(['d', 'victim'])])
+            for (const x of removes) onRemove(x.status === 'fulfilled' ? x.value : x.reason)
+            const st = await r.stat(['d', 'w']).catch((e) => e)
+            if (st && st.kind === 'file') {
+              const x = await w.writeText(['d', 'w'], 'async', { ifVersion: st.version }).then(() => undefined, (e) => e)
+              onWrite(x, true)
+            }
+          }
+        }
+        for (const sw of swappers.splice(0)) await killAndWait(sw)
+        r.closeSync()
+        w.closeSync()
+        const outsideAfter = snapshot(s.outside)
+        seen.escapes += outsideAfter.filter((p) => !outsideBefore.includes(p)).length
+        seen.escapes += outsideBefore.filter((p) => !outsideAfter.includes(p)).length
+        figure(`fa-escape-ops-${resolver}-exchange`, seen)
+        assert.equal(seen.escapes, 0, 'an operation escaped the root')
+        assert.ok(seen.removed > 0 && seen.renamed > 0 && seen.versionedWrites > 0 && seen.refused > 0,
+          `the race was not real: ${JSON.stringify(seen)}`)
+        // g/f itself is exchanged by a swapper: a write refused there puts back what it
+        // took, and when the swapper moved names meanwhile, that entry is kept under the
+        // temporary name (never lost). Elsewhere no temporary file may be left.
+        assert.deepEqual(walkTree(s.root).filter((p) => p.includes('.aos-') && !p.startsWith('g/')), [], 'a temporary file was left behind')
+      } finally {
+        for (const sw of swappers) await killAndWait(sw)
+        s.cleanup()
+      }
+    })
 
     for (const mode of ['rename', 'exchange']) {
       for (const other of ['directory', 'symlink']) {
