@@ -178,12 +178,13 @@ function runAsync (state, operation, fn) {
   return track(state, operation, fn(requireNative(operation), handle))
 }
 
-/** The binding's [names, kinds, omitted], names already in code-unit order (sorted in
- * C, as JavaScript compares strings; not UTF-8 byte order), as plain `{ name, kind }`
- * objects, like the in-memory face's. */
+/** The binding's [names joined with '/', kinds, omitted], names already in code-unit
+ * order (sorted in C, as JavaScript compares strings; not UTF-8 byte order), as plain
+ * `{ name, kind }` objects, like the in-memory face's. No name holds a '/'. */
 function toListing (raw) {
-  const [names, kinds, omitted] = raw
-  const count = names.length
+  const [joined, kinds, omitted] = raw
+  const count = kinds.length
+  const names = count === 0 ? [] : joined.split('/')
   const entries = new Array(count)
   for (let i = 0; i < count; i++) entries[i] = { name: names[i], kind: KINDS[kinds[i]] }
   Object.defineProperty(entries, 'omitted', { value: omitted, enumerable: false, writable: false, configurable: false })
