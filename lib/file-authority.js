@@ -343,10 +343,17 @@ function readBytes (segments, options) {
   }
 }
 
+/** writeText's content for the binding: a well-formed string as it is (the binding
+ * converts it to UTF-8 once, with no Buffer in between), bytes checked and copied. */
+function textArg (text, operation) {
+  if (typeof text === 'string' && text.isWellFormed()) return text
+  return encodeText(text, operation)
+}
+
 function writeSync (self, operation, segments, bytes, options, utf8) {
   const state = writeState(self, operation)
   const joined = joinSegments(segments, operation)
-  const data = utf8 ? encodeText(bytes, operation) : copyBytes(bytes, operation)
+  const data = utf8 ? textArg(bytes, operation) : copyBytes(bytes, operation)
   const o = checkWriteOptions(options, operation)
   const n = nativeFor(state, operation)
   try {
@@ -360,7 +367,7 @@ function writeAsync (self, operation, segments, bytes, options, utf8) {
   try {
     const state = writeState(self, operation)
     const joined = joinSegments(segments, operation)
-    const data = utf8 ? encodeText(bytes, operation) : copyBytes(bytes, operation)
+    const data = utf8 ? textArg(bytes, operation) : copyBytes(bytes, operation)
     const o = checkWriteOptions(options, operation)
     const n = nativeFor(state, operation)
     return track(state, operation, n.write(state.handle, joined, data, writeFlags(o, utf8), o.mode, o.ifVersion, true)).then(nothing)

@@ -463,6 +463,7 @@ struct aos_fa__op {
   napi_deferred deferred;
   napi_ref handle_ref; /* keeps the authority's handle object alive while queued */
   napi_ref bytes_ref;  /* keeps the bytes to write alive while queued */
+  char *text;          /* write: the text converted here (owned), or NULL */
 };
 
 #define AOS_FA__SEGS(op) ((const char *const *)(op)->segs.v), (op)->segs.n
@@ -470,6 +471,7 @@ struct aos_fa__op {
 /* Frees what `op` holds (not op itself). */
 static void aos_fa__op_clear(aos_fa__op *op) {
   free(op->path);
+  free(op->text);
   free(op->segs.heap);
   free(op->segs2.heap);
   free(op->dest.heap);
@@ -678,22 +680,55 @@ static napi_value aos_fa__result_walk(napi_env env, aos_fa__op *op) {
 #define AOS_FA__W_UTF8 2u
 #define AOS_FA__W_ABSENT 4u
 
+/* A text to write, given as the JS string itself (the JS layer checked it is
+ * well-formed): converted once to UTF-8 into a buffer the op owns, with no JS Buffer
+ * in between (UTF-8 takes at most three bytes per UTF-16 code unit). The core checks
+ * the bytes as UTF-8 again. */
+static bool aos_fa__text_arg(napi_env env, napi_value v, aos_fa__op *op) {
+  size_t units = 0;
+  AOS_CALL(env, napi_get_value_string_utf16(env, v, NULL, 0, &units), false);
+  if (units > (SIZE_MAX - 1) / 3) {
+    aos_fa__throw(env, aos_napi_raw_error(env, "HOST_IO", ENOMEM, -1));
+    return false;
+  }
+  op->text = malloc(units * 3 + 1);
+  if (op->text == NULL) {
+    aos_fa__throw(env, aos_napi_raw_error(env, "HOST_IO", ENOMEM, -1));
+    return false;
+  }
+  size_t n = 0;
+  AOS_CALL(env, napi_get_value_string_utf8(env, v, op->text, units * 3 + 1, &n), false);
+  op->bytes = (const uint8_t *)op->text;
+  op->nbytes = n;
+  return true;
+}
+
 static bool aos_fa__decode_write(napi_env env, napi_value *argv, aos_fa__op *op) {
-  bool is_typed = false;
-  AOS_CALL(env, napi_is_typedarray(env, argv[2], &is_typed), false);
-  napi_typedarray_type tt = napi_int8_array;
-  size_t n = 0, offset = 0;
-  void *bytes = NULL;
-  napi_value ab;
-  if (is_typed) AOS_CALL(env, napi_get_typedarray_info(env, argv[2], &tt, &n, &bytes, &ab, &offset), false);
   uint32_t flags = 0, mode = 0;
-  if (!is_typed || tt != napi_uint8_array || napi_get_value_uint32(env, argv[3], &flags) != napi_ok ||
+  if (napi_get_value_uint32(env, argv[3], &flags) != napi_ok ||
       napi_get_value_uint32(env, argv[4], &mode) != napi_ok || mode > 0777) {
     aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
     return false;
   }
-  op->bytes = bytes;
-  op->nbytes = n;
+  napi_valuetype vt;
+  AOS_CALL(env, napi_typeof(env, argv[2], &vt), false);
+  if (vt == napi_string && (flags & AOS_FA__W_UTF8) != 0) {
+    if (!aos_fa__text_arg(env, argv[2], op)) return false;
+  } else {
+    bool is_typed = false;
+    AOS_CALL(env, napi_is_typedarray(env, argv[2], &is_typed), false);
+    napi_typedarray_type tt = napi_int8_array;
+    size_t n = 0, offset = 0;
+    void *bytes = NULL;
+    napi_value ab;
+    if (is_typed) AOS_CALL(env, napi_get_typedarray_info(env, argv[2], &tt, &n, &bytes, &ab, &offset), false);
+    if (!is_typed || tt != napi_uint8_array) {
+      aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
+      return false;
+    }
+    op->bytes = bytes;
+    op->nbytes = n;
+  }
   aos_fa_write_opts_init(&op->wo);
   op->wo.create_parents = (flags & AOS_FA__W_PARENTS) != 0;
   op->wo.utf8 = (flags & AOS_FA__W_UTF8) != 0;
@@ -923,7 +958,8 @@ static napi_value aos_fa__dispatch(napi_env env, napi_callback_info info) {
     return NULL;
   }
   op->h = h;
-  return aos_fa__queue(env, bound->envst, op, argv[0], op->bytes != NULL ? argv[2] : NULL);
+  return aos_fa__queue(env, bound->envst, op, argv[0],
+                      op->bytes != NULL && op->text == NULL ? argv[2] : NULL);
 }
 
 #define AOS_FA__ARGS(n)                                                              \

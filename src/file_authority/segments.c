@@ -35,8 +35,14 @@ int aos_fa_fail(aos_fa_status *st, aos_fa_kind kind, int err, int segment) {
 bool aos_fa_utf8_valid(const uint8_t *s, size_t len) {
   size_t i = 0;
   while (i < len) {
-    /* Runs of ASCII eight bytes at a time (a 4 KiB text is checked in about 1 500
-     * instructions instead of 25 000). */
+    /* Runs of ASCII 32 then eight bytes at a time (a 4 KiB text is checked in
+     * about 1 000 instructions instead of 25 000). */
+    while (len - i >= 32) {
+      uint64_t w[4];
+      memcpy(w, s + i, sizeof w);
+      if (((w[0] | w[1] | w[2] | w[3]) & 0x8080808080808080ull) != 0) break;
+      i += 32;
+    }
     while (len - i >= 8) {
       uint64_t w;
       memcpy(&w, s + i, sizeof w);
