@@ -19,6 +19,11 @@ const {
   invalid,
   unsupported,
   readOption,
+  joinSegments,
+  checkMaxBytes,
+  encodeText,
+  copyBytes,
+  checkWriteOptions,
   OPERATIONS
 } = require('./internal/file-authority-common.js')
 
@@ -173,12 +178,13 @@ function runAsync (state, operation, fn) {
   return track(state, operation, fn(requireNative(operation), handle))
 }
 
-/** The binding's [names, kinds, omitted], names already in code-unit order (sorted in
- * C, as JavaScript compares strings; not UTF-8 byte order), as plain `{ name, kind }`
- * objects, like the in-memory face's. */
+/** The binding's [names joined with '/', kinds, omitted], names already in code-unit
+ * order (sorted in C, as JavaScript compares strings; not UTF-8 byte order), as plain
+ * `{ name, kind }` objects, like the in-memory face's. No name holds a '/'. */
 function toListing (raw) {
-  const [names, kinds, omitted] = raw
-  const count = names.length
+  const [joined, kinds, omitted] = raw
+  const count = kinds.length
+  const names = count === 0 ? [] : joined.split('/')
   const entries = new Array(count)
   for (let i = 0; i < count; i++) entries[i] = { name: names[i], kind: KINDS[kinds[i]] }
   Object.defineProperty(entries, 'omitted', { value: omitted, enumerable: false, writable: false, configurable: false })
@@ -289,6 +295,99 @@ function defineOperation (row) {
 }
 
 for (const row of OPERATIONS) defineOperation(row)
+
+// The hot operations once more, written out: the same checks in the same order
+// (receiver, arguments, closed state) and the same binding call, with no per-call
+// closure, argument array or frozen copy of the segments; the segments go to the
+// binding as one string (joinSegments), converted once in C. The rows above stay the
+// definition of every other operation.
+function readState (self, operation) {
+  const state = stateOf(self)
+  if (state === undefined || state.writable !== false) return receiver(self, operation, false)
+  return state
+}
+
+function writeState (self, operation) {
+  const state = stateOf(self)
+  if (state === undefined || state.writable !== true) return receiver(self, operation, true)
+  return state
+}
+
+function nativeFor (state, operation) {
+  if (state.closed) throw fail('AUTHORITY_CLOSED', operation)
+  if (native === undefined) throw unsupported(operation, binding.loadFailure())
+  return native
+}
+
+function readBytesSync (segments, options) {
+  const state = readState(this, 'readBytes')
+  const joined = joinSegments(segments, 'readBytes')
+  const maxBytes = checkMaxBytes(options, 'readBytes')
+  const n = nativeFor(state, 'readBytes')
+  try {
+    return n.read(state.handle, joined, maxBytes, false, false)
+  } catch (err) {
+    throw toError(err, 'readBytes')
+  }
+}
+
+function readBytes (segments, options) {
+  try {
+    const state = readState(this, 'readBytes')
+    const joined = joinSegments(segments, 'readBytes')
+    const maxBytes = checkMaxBytes(options, 'readBytes')
+    const n = nativeFor(state, 'readBytes')
+    return track(state, 'readBytes', n.read(state.handle, joined, maxBytes, false, true))
+  } catch (err) {
+    return Promise.reject(toError(err, 'readBytes'))
+  }
+}
+
+/** writeText's content for the binding: a well-formed string as it is (the binding
+ * converts it to UTF-8 once, with no Buffer in between), bytes checked and copied. */
+function textArg (text, operation) {
+  if (typeof text === 'string' && text.isWellFormed()) return text
+  return encodeText(text, operation)
+}
+
+function writeSync (self, operation, segments, bytes, options, utf8) {
+  const state = writeState(self, operation)
+  const joined = joinSegments(segments, operation)
+  const data = utf8 ? textArg(bytes, operation) : copyBytes(bytes, operation)
+  const o = checkWriteOptions(options, operation)
+  const n = nativeFor(state, operation)
+  try {
+    n.write(state.handle, joined, data, writeFlags(o, utf8), o.mode, o.ifVersion, false)
+  } catch (err) {
+    throw toError(err, operation)
+  }
+}
+
+function writeAsync (self, operation, segments, bytes, options, utf8) {
+  try {
+    const state = writeState(self, operation)
+    const joined = joinSegments(segments, operation)
+    const data = utf8 ? textArg(bytes, operation) : copyBytes(bytes, operation)
+    const o = checkWriteOptions(options, operation)
+    const n = nativeFor(state, operation)
+    return track(state, operation, n.write(state.handle, joined, data, writeFlags(o, utf8), o.mode, o.ifVersion, true)).then(nothing)
+  } catch (err) {
+    return Promise.reject(toError(err, operation))
+  }
+}
+
+const HOT = {
+  readBytesSync,
+  readBytes,
+  writeTextSync (segments, text, options) { writeSync(this, 'writeText', segments, text, options, true) },
+  writeText (segments, text, options) { return writeAsync(this, 'writeText', segments, text, options, true) },
+  writeBytesSync (segments, bytes, options) { writeSync(this, 'writeBytes', segments, bytes, options, false) },
+  writeBytes (segments, bytes, options) { return writeAsync(this, 'writeBytes', segments, bytes, options, false) }
+}
+for (const key of Object.keys(HOT)) {
+  const Class = key.startsWith('read') ? ReadAuthority : WriteAuthority
+  Object.defineProperty(Class.prototype, key, { value: HOT[key], writable: true, enumerable: false, configurable: true })
+}
 
 // NODE_DEBUG=agent-os: one line per operation (lib/internal/debug.js); with it off,
 // nothing is wrapped.

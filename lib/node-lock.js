@@ -4,7 +4,6 @@
 // (src/node_lock/) does every host step; this file checks arguments, types errors and
 // runs the bounded retry loop of acquire(). See docs/node-lock.md.
 
-const path = require('node:path')
 const binding = require('./binding.js')
 const debug = require('./internal/debug.js')
 const { formatMessage, kMessage } = require('./internal/message.js')
@@ -68,31 +67,33 @@ function invalid (operation, argument, expected) {
 
 function checkPath (lockPath, operation) {
   const ok = typeof lockPath === 'string' && lockPath.length > 0 && !lockPath.includes('\0') &&
-    (isWindows ? /^(?:[A-Za-z]:[\\/]|[\\/]{2}[^\\/])/.test(lockPath) : path.posix.isAbsolute(lockPath)) &&
-    // A name that ends in a separator can never be a file.
-    !(isWindows ? /[\\/]$/ : /\/$/).test(lockPath)
+    (isWindows
+      ? /^(?:[A-Za-z]:[\\/]|[\\/]{2}[^\\/])/.test(lockPath) && !/[\\/]$/.test(lockPath)
+      // Absolute, and not ending in a separator (a name that does can never be a file).
+      : lockPath.charCodeAt(0) === 0x2f && lockPath.charCodeAt(lockPath.length - 1) !== 0x2f)
   if (!ok) throw invalid(operation, 'lockPath', 'must be an absolute path to a file (a string without NUL, not ending in a separator)')
 }
 
 const kMake = Symbol('make')
 
 class LockGuard {
-  #handle
+  // The native guard's id (a number > 0), 0 once released.
+  #id
 
-  constructor (token, handle) {
+  constructor (token, id) {
     if (token !== kMake) throw new TypeError('LockGuard is not constructible; use tryAcquire, acquire or withLock')
-    this.#handle = handle
+    this.#id = id
   }
 
   get released () {
-    return this.#handle === undefined
+    return this.#id === 0
   }
 
   release () {
-    const handle = this.#handle
-    if (handle === undefined) return
-    this.#handle = undefined
-    native.release(handle)
+    const id = this.#id
+    if (id === 0) return
+    this.#id = 0
+    native.release(id)
   }
 
   [Symbol.dispose] () {
@@ -108,18 +109,19 @@ class LockGuard {
   }
 }
 
-// One attempt, never waiting: a guard, or the holder's pid (0 when unknown).
+// One attempt, never waiting: a guard, or the holder's pid (0 when unknown). The
+// binding returns a guard's id (> 0) or minus the holder's pid (<= 0).
 function attempt (lockPath, operation, wantHolder) {
   checkPath(lockPath, operation)
-  const part = nativePart(operation)
+  const part = native !== undefined ? native : nativePart(operation)
   let r
   try {
     r = part.tryLock(lockPath, wantHolder)
   } catch (err) {
     throw typed(err, operation)
   }
-  if (typeof r === 'number') return r
-  return new LockGuard(kMake, r)
+  if (r > 0) return new LockGuard(kMake, r)
+  return -r
 }
 
 function typed (err, operation) {

@@ -47,8 +47,8 @@ async function rows (ctx) {
       notes: [
         'The package opens its authority once, outside the timing; fs.readFileSync joins the path each call.',
         'The portable-walk implementation runs in a child process started with AGENT_OS_FA_RESOLVER=portable.',
-        'The C loops make the package\'s calls (see the syscall check): openat2 resolver: fstatat of the path, one openat2 of the path, fstat, preadv (buffer + probe byte), fstat, close; portable: openat per parent component, fstatat, openat, close, fstat, preadv, fstat, close. Fixture files are dated an hour back and a second old (files at rest).',
-        'The Koffi rooted reader (bench/lib/koffi-reader.js) makes the same six calls through the FFI transport this package replaced (one pread of size + 1 bytes for preadv).'
+        'The C loops make the package\'s calls (see the syscall check): openat2 resolver: openat2 of the parent beneath the root, fstatat of the name, openat of the name, close of the parent, fstat, preadv (buffer + probe byte), fstat, close; portable: openat per parent component instead of the openat2. Fixture files are dated an hour back and a second old (files at rest).',
+        'The Koffi rooted reader (bench/lib/koffi-reader.js) reads through the FFI transport this package replaced (one pread of size + 1 bytes for preadv).'
       ],
       impls: [
         {

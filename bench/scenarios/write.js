@@ -69,7 +69,7 @@ async function writeRow (ctx, base, kind) {
     n,
     rounds: ctx.quick ? (onTmpfs ? 9 : 5) : (onTmpfs ? 21 : 11),
     notes: [
-      'The C loops make the package\'s calls: fstat root, openat2 parent, fstatat target, O_TMPFILE (or getrandom + exclusive temp name), fstat, fchmod, write, fsync, (getrandom + linkat), close, renameat, fsync parent, fstatat re-check. The target is on the loop the syscall check found equal to the package.',
+      'The C loops make the package\'s calls: openat2 parent, fstatat target, O_TMPFILE (or getrandom + exclusive temp name), fstat, write, fchmod, fsync, (getrandom + linkat), close, renameat2 (exchange), fstatat and unlinkat of the replaced entry, fsync parent, fstatat re-check, close. The target is on the loop the syscall check found equal to the package.',
       'write-file-atomic fsyncs the file but not the parent directory, and resolves the path with realpath.'
     ],
     impls,

@@ -144,6 +144,61 @@ function checkSegments (segments, operation, windows = process.platform === 'win
   return Object.freeze(out)
 }
 
+/**
+ * The native face's form of checkSegments: the same rules, the same errors, each
+ * element read exactly once; returns the segments joined with '/' (one string the
+ * binding converts once and splits: no segment holds a '/'). Checked per segment:
+ * the type, emptiness, '.' and '..', '/', and the UTF-8 length only when it could
+ * pass 255 bytes; the rules that a joined string shows as well as its parts (a '\\',
+ * a NUL, a lone surrogate) are checked once on it, and only when one fails are the
+ * parts looked at one by one to name the first bad segment.
+ */
+const MAX_UTF16_SURELY_SHORT = Math.floor(MAX_SEGMENT_BYTES / 3) // <= 3 UTF-8 bytes per code unit
+
+function joinedProblem (joined) {
+  return joined.includes('\\') || joined.includes('\0') || !joined.isWellFormed()
+}
+
+/** The index of the first bad segment among the first `count` of `joined`, or -1. */
+function firstBadJoined (joined, count, windows) {
+  if (count === 0 || !joinedProblem(joined)) return -1
+  const names = joined.split('/')
+  for (let i = 0; i < count; i++) if (segmentProblem(names[i], windows)) return i
+  return -1
+}
+
+function joinSegments (segments, operation, windows = process.platform === 'win32', argument = 'segments', indexBase = 0) {
+  if (!isArray(segments)) throw invalid(operation, argument, SEGMENTS_EXPECTED)
+  let length
+  try {
+    length = segments.length
+  } catch {
+    throw invalid(operation, argument, SEGMENTS_EXPECTED)
+  }
+  if (!Number.isSafeInteger(length) || length > MAX_SEGMENTS) throw invalid(operation, argument, SEGMENTS_EXPECTED)
+  let joined = ''
+  for (let i = 0; i < length; i++) {
+    let name
+    let bad = false
+    try {
+      name = segments[i]
+    } catch {
+      bad = true
+    }
+    if (bad || typeof name !== 'string' || name.length === 0 || name === '.' || name === '..' || name.includes('/') ||
+        (name.length > MAX_UTF16_SURELY_SHORT && Buffer.byteLength(name, 'utf8') > MAX_SEGMENT_BYTES) ||
+        (windows && segmentProblem(name, true))) {
+      const earlier = firstBadJoined(joined, i, windows)
+      const at = earlier >= 0 ? earlier : i
+      throw invalid(operation, `${argument}[${at}]`, SEGMENT_EXPECTED, indexBase + at)
+    }
+    joined = i === 0 ? name : joined + '/' + name
+  }
+  const at = firstBadJoined(joined, length, windows)
+  if (at >= 0) throw invalid(operation, `${argument}[${at}]`, SEGMENT_EXPECTED, indexBase + at)
+  return joined
+}
+
 const OPTIONS_EXPECTED = 'must be an object'
 
 /** options[key], read once; `options` may be left out (undefined or null). A misspelt
@@ -336,6 +391,7 @@ module.exports = {
   invalid,
   unsupported,
   checkSegments,
+  joinSegments,
   segmentProblem,
   checkMaxBytes,
   checkWriteOptions,

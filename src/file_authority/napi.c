@@ -143,21 +143,103 @@ static aos_fa__handle *aos_fa__open_handle_arg(napi_env env, napi_value value) {
   return h;
 }
 
-/* Segments: one allocation holding the pointer array and a fixed slot of
+/* Segments arrive in one of two forms.
+ *
+ * The JS layer's form: one string, the segments joined with '/' (it checked that no
+ * segment holds a '/', and that each is a well-formed string, which C cannot see
+ * once V8 has converted a lone surrogate). It is converted once, into a buffer on
+ * the stack for a sync call (AOS_FA__SEGS_STACK bytes; allocated when longer, or
+ * for an async call), and split in place. Every piece is then checked by the core
+ * like any segment (aos_fa_segments_check), so a misuse of the form can only make
+ * more segments, each still a single checked name. A NUL inside a piece is
+ * INVALID_PATH at that index; a string longer than 255 segments of 255 bytes could
+ * be is INVALID_PATH without one (the JS layer then names the segment at fault).
+ *
+ * An array of strings: one allocation holding the pointer array and a fixed slot of
  * AOS_FA__SEG_SLOT bytes per segment, each copied with one napi call (no length query
  * first): a segment that fills its slot is longer than AOS_FA_MAX_SEGMENT_BYTES.
- * Throws INVALID_PATH (naming the index) for anything but an array of at most 255
- * strings of at most that many bytes; `base` offsets the index (rename's target). */
+ *
+ * Either form throws INVALID_PATH (naming the index where known) for anything but
+ * at most 255 segments of at most that many bytes; `base` offsets the index
+ * (rename's target). */
 #define AOS_FA__SEG_SLOT (AOS_FA_MAX_SEGMENT_BYTES + 2)
+#define AOS_FA__JOINED_MAX (AOS_FA_MAX_SEGMENTS * (AOS_FA_MAX_SEGMENT_BYTES + 1) - 1)
+#define AOS_FA__SEGS_STACK 1024
 
 typedef struct {
   char **v;
   size_t n;
+  void *heap; /* the allocation to free, or NULL */
 } aos_fa__segs;
 
-static bool aos_fa__get_segments(napi_env env, napi_value arr, aos_fa__segs *out, int base) {
+/* Room on the stack for a sync call's joined segments. */
+typedef struct {
+  char *v[AOS_FA_MAX_SEGMENTS];
+  char text[AOS_FA__SEGS_STACK];
+} aos_fa__segs_scratch;
+
+static bool aos_fa__bad_segments(napi_env env, int index) {
+  aos_fa__throw(env, aos_napi_raw_error(env, "INVALID_PATH", 0, index));
+  return false;
+}
+
+/* Splits text[0..len) (NUL-terminated) at each '/' into v. */
+static bool aos_fa__split_segments(napi_env env, char *text, size_t len, char **v,
+                                   aos_fa__segs *out, int base) {
+  size_t n = 0;
+  if (len > 0) {
+    char *p = text;
+    char *end = text + len;
+    for (;;) {
+      if (n == AOS_FA_MAX_SEGMENTS) return aos_fa__bad_segments(env, -1);
+      char *slash = memchr(p, '/', (size_t)(end - p));
+      char *stop = slash != NULL ? slash : end;
+      if (memchr(p, '\0', (size_t)(stop - p)) != NULL) return aos_fa__bad_segments(env, base + (int)n);
+      v[n++] = p;
+      if (slash == NULL) break;
+      *slash = '\0';
+      p = slash + 1;
+    }
+  }
+  out->v = v;
+  out->n = n;
+  return true;
+}
+
+static bool aos_fa__get_joined(napi_env env, napi_value str, aos_fa__segs *out, int base,
+                               aos_fa__segs_scratch *scratch) {
+  size_t len = 0;
+  if (scratch != NULL) {
+    AOS_CALL(env, napi_get_value_string_utf8(env, str, scratch->text, sizeof scratch->text, &len), false);
+    if (len + 1 < sizeof scratch->text) {
+      return aos_fa__split_segments(env, scratch->text, len, scratch->v, out, base);
+    }
+  }
+  AOS_CALL(env, napi_get_value_string_utf8(env, str, NULL, 0, &len), false);
+  if (len > AOS_FA__JOINED_MAX) return aos_fa__bad_segments(env, -1);
+  size_t ptrs = sizeof(char *) * AOS_FA_MAX_SEGMENTS;
+  char **v = malloc(ptrs + len + 1);
+  if (v == NULL) {
+    aos_fa__throw(env, aos_napi_raw_error(env, "HOST_IO", ENOMEM, -1));
+    return false;
+  }
+  out->heap = v;
+  char *text = (char *)v + ptrs;
+  size_t got = 0;
+  AOS_CALL(env, napi_get_value_string_utf8(env, str, text, len + 1, &got), false);
+  return aos_fa__split_segments(env, text, got, v, out, base);
+}
+
+/* The segments argument `arr` (either form) into *out; on failure (an exception
+ * pending) whatever was allocated is in out->heap for the caller to free. */
+static bool aos_fa__get_segments(napi_env env, napi_value arr, aos_fa__segs *out, int base,
+                                 aos_fa__segs_scratch *scratch) {
   out->v = NULL;
   out->n = 0;
+  out->heap = NULL;
+  napi_valuetype t;
+  AOS_CALL(env, napi_typeof(env, arr, &t), false);
+  if (t == napi_string) return aos_fa__get_joined(env, arr, out, base, scratch);
   bool is_array = false;
   uint32_t n = 0;
   AOS_CALL(env, napi_is_array(env, arr, &is_array), false);
@@ -172,6 +254,7 @@ static bool aos_fa__get_segments(napi_env env, napi_value arr, aos_fa__segs *out
     aos_fa__throw(env, aos_napi_raw_error(env, "HOST_IO", ENOMEM, -1));
     return false;
   }
+  out->heap = v;
   char *p = (char *)(v + slots);
   for (uint32_t i = 0; i < n; i++, p += AOS_FA__SEG_SLOT) {
     napi_value item;
@@ -179,12 +262,9 @@ static bool aos_fa__get_segments(napi_env env, napi_value arr, aos_fa__segs *out
     napi_status s = napi_get_element(env, arr, i, &item);
     if (s == napi_ok) s = napi_get_value_string_utf8(env, item, p, AOS_FA__SEG_SLOT, &got);
     if (s == napi_string_expected || (s == napi_ok && got > AOS_FA_MAX_SEGMENT_BYTES)) {
-      free(v);
-      aos_fa__throw(env, aos_napi_raw_error(env, "INVALID_PATH", 0, base + (int)i));
-      return false;
+      return aos_fa__bad_segments(env, base + (int)i);
     }
     if (s != napi_ok) {
-      free(v);
       aos_napi_throw_last(env);
       return false;
     }
@@ -231,19 +311,33 @@ static napi_value aos_fa__make_buffer(napi_env env, uint8_t *data, size_t len) {
   return arr;
 }
 
-/* [names[], kinds (Uint8Array), omitted], in the listing's order. */
+/* [names, kinds (Uint8Array), omitted], in the listing's order. `names` is one
+ * string, the names joined with '/' (no name holds a '/' or a NUL), which the JS
+ * layer splits: one string made here instead of one string and one element store
+ * per entry (about 1 000 instructions an entry). Empty listing: "". */
 static napi_value aos_fa__make_listing(napi_env env, aos_fa_listing *l) {
   napi_value out, names, kinds_ab, kinds, omitted;
   void *kind_bytes = NULL;
+  size_t total = 0;
+  for (size_t i = 0; i < l->count; i++) total += l->entries[i].len + 1;
+  char *joined = malloc(total > 0 ? total : 1);
+  if (joined == NULL) {
+    aos_fa_listing_free(l);
+    return aos_fa__throw(env, aos_napi_raw_error(env, "HOST_IO", ENOMEM, -1));
+  }
+  size_t at = 0;
+  for (size_t i = 0; i < l->count; i++) {
+    if (i > 0) joined[at++] = '/';
+    memcpy(joined + at, l->entries[i].name, l->entries[i].len);
+    at += l->entries[i].len;
+  }
   napi_status s = napi_create_array_with_length(env, 3, &out);
-  if (s == napi_ok) s = napi_create_array_with_length(env, l->count, &names);
+  if (s == napi_ok) s = napi_create_string_utf8(env, joined, at, &names);
+  free(joined);
   if (s == napi_ok) s = napi_create_arraybuffer(env, l->count, &kind_bytes, &kinds_ab);
   if (s == napi_ok) s = napi_create_typedarray(env, napi_uint8_array, l->count, kinds_ab, 0, &kinds);
   for (size_t i = 0; s == napi_ok && i < l->count; i++) {
-    napi_value name;
-    s = napi_create_string_utf8(env, l->entries[i].name, l->entries[i].len, &name);
-    if (s == napi_ok) s = napi_set_element(env, names, (uint32_t)i, name);
-    if (s == napi_ok) ((uint8_t *)kind_bytes)[i] = (uint8_t)l->entries[i].kind;
+    ((uint8_t *)kind_bytes)[i] = (uint8_t)l->entries[i].kind;
   }
   if (s == napi_ok) s = napi_create_double(env, (double)l->omitted, &omitted);
   if (s == napi_ok) s = napi_set_element(env, out, 0, names);
@@ -383,18 +477,25 @@ struct aos_fa__op {
   napi_deferred deferred;
   napi_ref handle_ref; /* keeps the authority's handle object alive while queued */
   napi_ref bytes_ref;  /* keeps the bytes to write alive while queued */
+  char *text;          /* write: the text converted here (owned), or NULL */
 };
 
 #define AOS_FA__SEGS(op) ((const char *const *)(op)->segs.v), (op)->segs.n
 
-static void aos_fa__op_free(aos_fa__op *op) {
+/* Frees what `op` holds (not op itself). */
+static void aos_fa__op_clear(aos_fa__op *op) {
   free(op->path);
-  free(op->segs.v);
-  free(op->segs2.v);
+  free(op->text);
+  free(op->segs.heap);
+  free(op->segs2.heap);
   free(op->dest.heap);
   aos_fa_listing_free(&op->listing);
   aos_fa_tree_free(&op->tree);
   if (op->fd >= 0) aos_fa_root_close(op->fd);
+}
+
+static void aos_fa__op_free(aos_fa__op *op) {
+  aos_fa__op_clear(op);
   free(op);
 }
 
@@ -593,22 +694,55 @@ static napi_value aos_fa__result_walk(napi_env env, aos_fa__op *op) {
 #define AOS_FA__W_UTF8 2u
 #define AOS_FA__W_ABSENT 4u
 
+/* A text to write, given as the JS string itself (the JS layer checked it is
+ * well-formed): converted once to UTF-8 into a buffer the op owns, with no JS Buffer
+ * in between (UTF-8 takes at most three bytes per UTF-16 code unit). The core checks
+ * the bytes as UTF-8 again. */
+static bool aos_fa__text_arg(napi_env env, napi_value v, aos_fa__op *op) {
+  size_t units = 0;
+  AOS_CALL(env, napi_get_value_string_utf16(env, v, NULL, 0, &units), false);
+  if (units > (SIZE_MAX - 1) / 3) {
+    aos_fa__throw(env, aos_napi_raw_error(env, "HOST_IO", ENOMEM, -1));
+    return false;
+  }
+  op->text = malloc(units * 3 + 1);
+  if (op->text == NULL) {
+    aos_fa__throw(env, aos_napi_raw_error(env, "HOST_IO", ENOMEM, -1));
+    return false;
+  }
+  size_t n = 0;
+  AOS_CALL(env, napi_get_value_string_utf8(env, v, op->text, units * 3 + 1, &n), false);
+  op->bytes = (const uint8_t *)op->text;
+  op->nbytes = n;
+  return true;
+}
+
 static bool aos_fa__decode_write(napi_env env, napi_value *argv, aos_fa__op *op) {
-  bool is_typed = false;
-  AOS_CALL(env, napi_is_typedarray(env, argv[2], &is_typed), false);
-  napi_typedarray_type tt = napi_int8_array;
-  size_t n = 0, offset = 0;
-  void *bytes = NULL;
-  napi_value ab;
-  if (is_typed) AOS_CALL(env, napi_get_typedarray_info(env, argv[2], &tt, &n, &bytes, &ab, &offset), false);
   uint32_t flags = 0, mode = 0;
-  if (!is_typed || tt != napi_uint8_array || napi_get_value_uint32(env, argv[3], &flags) != napi_ok ||
+  if (napi_get_value_uint32(env, argv[3], &flags) != napi_ok ||
       napi_get_value_uint32(env, argv[4], &mode) != napi_ok || mode > 0777) {
     aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
     return false;
   }
-  op->bytes = bytes;
-  op->nbytes = n;
+  napi_valuetype vt;
+  AOS_CALL(env, napi_typeof(env, argv[2], &vt), false);
+  if (vt == napi_string && (flags & AOS_FA__W_UTF8) != 0) {
+    if (!aos_fa__text_arg(env, argv[2], op)) return false;
+  } else {
+    bool is_typed = false;
+    AOS_CALL(env, napi_is_typedarray(env, argv[2], &is_typed), false);
+    napi_typedarray_type tt = napi_int8_array;
+    size_t n = 0, offset = 0;
+    void *bytes = NULL;
+    napi_value ab;
+    if (is_typed) AOS_CALL(env, napi_get_typedarray_info(env, argv[2], &tt, &n, &bytes, &ab, &offset), false);
+    if (!is_typed || tt != napi_uint8_array) {
+      aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
+      return false;
+    }
+    op->bytes = bytes;
+    op->nbytes = n;
+  }
   aos_fa_write_opts_init(&op->wo);
   op->wo.create_parents = (flags & AOS_FA__W_PARENTS) != 0;
   op->wo.utf8 = (flags & AOS_FA__W_UTF8) != 0;
@@ -658,7 +792,7 @@ static void aos_fa__run_mkdir(aos_fa__op *op) {
 
 /* rename(h, from, to, replace, async) */
 static bool aos_fa__decode_rename(napi_env env, napi_value *argv, aos_fa__op *op) {
-  return aos_fa__get_segments(env, argv[2], &op->segs2, (int)op->segs.n) &&
+  return aos_fa__get_segments(env, argv[2], &op->segs2, (int)op->segs.n, NULL) &&
          aos_fa__arg_bool(env, argv[3], &op->flag);
 }
 
@@ -696,25 +830,31 @@ static napi_value aos_fa__op_result(napi_env env, aos_fa__op *op, napi_value *er
   return op->row->result(env, op);
 }
 
+static void aos_fa__op_init(aos_fa__op *op, const aos_fa__row *row) {
+  memset(op, 0, sizeof *op);
+  op->row = row;
+  op->fd = -1;
+  aos_fa_status_ok(&op->st);
+}
+
 static aos_fa__op *aos_fa__op_new(napi_env env, const aos_fa__row *row) {
-  aos_fa__op *op = calloc(1, sizeof *op);
+  aos_fa__op *op = malloc(sizeof *op);
   if (op == NULL) {
     aos_fa__throw(env, aos_napi_raw_error(env, "HOST_IO", ENOMEM, -1));
     return NULL;
   }
-  op->row = row;
-  op->fd = -1;
-  aos_fa_status_ok(&op->st);
+  aos_fa__op_init(op, row);
   return op;
 }
 
-/* Runs `op` now (sync entry points) and returns its result or throws. Frees op. */
+/* Runs `op` now (sync entry points) and returns its result or throws. Frees what op
+ * holds (the caller frees op itself, if allocated). */
 static napi_value aos_fa__run_sync(napi_env env, aos_fa__op *op) {
   op->dest.env = env;
   op->row->run(op);
   napi_value err = NULL;
   napi_value result = aos_fa__op_result(env, op, &err);
-  aos_fa__op_free(op);
+  aos_fa__op_clear(op);
   if (result == NULL && err != NULL) return aos_fa__throw(env, err);
   return result;
 }
@@ -811,16 +951,29 @@ static napi_value aos_fa__dispatch(napi_env env, napi_callback_info info) {
   if (row->writer && !h->writable) return aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
   bool async = false;
   if (!aos_fa__arg_bool(env, argv[row->argc - 1], &async)) return NULL;
+  if (!async) {
+    /* A sync call's operation and segments live on this stack frame. */
+    aos_fa__op op;
+    aos_fa__segs_scratch scratch;
+    aos_fa__op_init(&op, row);
+    if (!aos_fa__get_segments(env, argv[1], &op.segs, 0, &scratch) ||
+        (row->decode != NULL && !row->decode(env, argv, &op))) {
+      aos_fa__op_clear(&op);
+      return NULL;
+    }
+    op.h = h;
+    return aos_fa__run_sync(env, &op);
+  }
   aos_fa__op *op = aos_fa__op_new(env, row);
   if (op == NULL) return NULL;
-  if (!aos_fa__get_segments(env, argv[1], &op->segs, 0) ||
+  if (!aos_fa__get_segments(env, argv[1], &op->segs, 0, NULL) ||
       (row->decode != NULL && !row->decode(env, argv, op))) {
     aos_fa__op_free(op);
     return NULL;
   }
   op->h = h;
-  if (!async) return aos_fa__run_sync(env, op);
-  return aos_fa__queue(env, bound->envst, op, argv[0], op->bytes != NULL ? argv[2] : NULL);
+  return aos_fa__queue(env, bound->envst, op, argv[0],
+                      op->bytes != NULL && op->text == NULL ? argv[2] : NULL);
 }
 
 #define AOS_FA__ARGS(n)                                                              \
@@ -867,7 +1020,11 @@ static napi_value aos_fa__open(napi_env env, napi_callback_info info) {
   op->h = same;
   op->writable = writable;
   op->resolver = envst->openat2 ? envst->resolver : AOS_FA_RESOLVE_PORTABLE;
-  if (!async) return aos_fa__run_sync(env, op);
+  if (!async) {
+    napi_value result = aos_fa__run_sync(env, op);
+    free(op);
+    return result;
+  }
   return aos_fa__queue(env, envst, op, same != NULL ? argv[1] : NULL, NULL);
 }
 

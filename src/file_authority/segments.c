@@ -35,6 +35,21 @@ int aos_fa_fail(aos_fa_status *st, aos_fa_kind kind, int err, int segment) {
 bool aos_fa_utf8_valid(const uint8_t *s, size_t len) {
   size_t i = 0;
   while (i < len) {
+    /* Runs of ASCII 32 then eight bytes at a time (a 4 KiB text is checked in
+     * about 1 000 instructions instead of 25 000). */
+    while (len - i >= 32) {
+      uint64_t w[4];
+      memcpy(w, s + i, sizeof w);
+      if (((w[0] | w[1] | w[2] | w[3]) & 0x8080808080808080ull) != 0) break;
+      i += 32;
+    }
+    while (len - i >= 8) {
+      uint64_t w;
+      memcpy(&w, s + i, sizeof w);
+      if ((w & 0x8080808080808080ull) != 0) break;
+      i += 8;
+    }
+    if (i >= len) break;
     uint8_t c = s[i];
     if (c < 0x80) {
       i++;
@@ -150,7 +165,16 @@ int aos_fa_name_compare(const char *a, size_t alen, const char *b, size_t blen) 
   size_t n = alen < blen ? alen : blen;
   const uint8_t *x = (const uint8_t *)a;
   const uint8_t *y = (const uint8_t *)b;
-  for (size_t i = 0; i < n; i++) {
+  size_t i = 0;
+  /* Equal runs eight bytes at a time (names in one directory often share a prefix). */
+  while (n - i >= 8) {
+    uint64_t p, q;
+    memcpy(&p, x + i, sizeof p);
+    memcpy(&q, y + i, sizeof q);
+    if (p != q) break;
+    i += 8;
+  }
+  for (; i < n; i++) {
     if (x[i] != y[i]) return aos_fa__u16_rank(x[i]) < aos_fa__u16_rank(y[i]) ? -1 : 1;
   }
   return alen < blen ? -1 : alen > blen ? 1 : 0;
@@ -162,8 +186,29 @@ static int aos_fa__entry_compare(const void *pa, const void *pb) {
   return aos_fa_name_compare(a->name, a->len, b->name, b->len);
 }
 
+static int aos_fa__entry_ptr_compare(const void *pa, const void *pb) {
+  const aos_fa_entry *a = *(const aos_fa_entry *const *)pa;
+  const aos_fa_entry *b = *(const aos_fa_entry *const *)pb;
+  return aos_fa_name_compare(a->name, a->len, b->name, b->len);
+}
+
+/* Sorts pointers to the entries (moved as one word each, where the entries
+ * themselves would be copied with memcpy at every merge step), then lays the entries
+ * out in that order; sorts the entries in place when there is no memory for that. */
 void aos_fa_listing_sort(aos_fa_listing *listing) {
-  if (listing->count > 1) {
-    qsort(listing->entries, listing->count, sizeof listing->entries[0], aos_fa__entry_compare);
+  size_t n = listing->count;
+  if (n < 2) return;
+  aos_fa_entry **order = malloc(n * sizeof *order);
+  aos_fa_entry *sorted = order != NULL ? malloc(n * sizeof *sorted) : NULL;
+  if (sorted == NULL) {
+    free(order);
+    qsort(listing->entries, n, sizeof listing->entries[0], aos_fa__entry_compare);
+    return;
   }
+  for (size_t i = 0; i < n; i++) order[i] = &listing->entries[i];
+  qsort(order, n, sizeof *order, aos_fa__entry_ptr_compare);
+  for (size_t i = 0; i < n; i++) sorted[i] = *order[i];
+  free(order);
+  free(listing->entries);
+  listing->entries = sorted;
 }
