@@ -180,4 +180,61 @@ function aliveMarked (dir) {
   return markedPids(dir).filter(isAlive)
 }
 
-module.exports = { loadWithBackend, newMark, env, marked, helpers, commOf, ppidOf, pgidOf, sleep, waitFor, exited, leftoverCgroups, newMarkDir, isAlive, markedPids, aliveMarked }
+// ---- Windows, many processes at once (the stress test): a Node process costs about
+// 87 MB of private memory under wine 8, so the processes a stress scope leaves are
+// copies of the system's ping.exe (a few MB each), and the mark is in the image name:
+// the copies are named `<tag>-ping.exe` / `<tag>-node.exe` with a fresh tag. They are
+// listed by the system's process list (wmic, else tasklist: NtQuerySystemInformation
+// underneath), which knows nothing of job objects or of the scopes' own lists.
+
+/** A directory holding marked copies of ping.exe and of this Node, and their tag. */
+function newImageMarks () {
+  const dir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'aos-scope-img-'))
+  const tag = `aosm${crypto.randomBytes(4).toString('hex')}`
+  const system = path.join(process.env.SystemRoot || 'C:\\Windows', 'System32')
+  const ping = path.join(dir, `${tag}-ping.exe`)
+  const node = path.join(dir, `${tag}-node.exe`)
+  fs.copyFileSync(path.join(system, 'ping.exe'), ping)
+  fs.copyFileSync(process.execPath, node)
+  return { dir, tag, ping, node }
+}
+
+function decodeListing (buf) {
+  // wmic writes UTF-16LE (with a BOM), tasklist the console code page.
+  if ((buf[0] === 0xff && buf[1] === 0xfe) || (buf.length > 1 && buf[1] === 0)) return buf.toString('utf16le').replace(/^\ufeff/, '')
+  return buf.toString('latin1')
+}
+
+/** Every running process of the system: [{ name, pid }], by wmic (wine 8, older
+ * Windows), else tasklist (Windows without wmic). Throws when neither answers. */
+function systemProcesses () {
+  const { spawnSync } = require('node:child_process')
+  const opts = { stdio: ['ignore', 'pipe', 'ignore'], windowsHide: true, timeout: 120000 }
+  const w = spawnSync('wmic', ['process', 'get', 'Name,ProcessId'], opts)
+  if (w.status === 0 && w.stdout.length > 0) {
+    const out = []
+    for (const line of decodeListing(w.stdout).split(/\r?\n/).slice(1)) {
+      const m = /^(.*\S)\s+(\d+)\s*$/.exec(line)
+      if (m !== null) out.push({ name: m[1], pid: Number(m[2]) })
+    }
+    if (out.length > 0) return out
+  }
+  const t = spawnSync('tasklist', ['/fo', 'csv', '/nh'], opts)
+  if (t.status === 0 && t.stdout.length > 0) {
+    const out = []
+    for (const line of decodeListing(t.stdout).split(/\r?\n/)) {
+      const m = /^"([^"]*)","(\d+)"/.exec(line)
+      if (m !== null) out.push({ name: m[1], pid: Number(m[2]) })
+    }
+    if (out.length > 0) return out
+  }
+  throw new Error('neither wmic nor tasklist listed the processes of the system')
+}
+
+/** Running processes whose image name starts with `tag` ([{ name, pid }]). */
+function imageMarked (tag) {
+  const want = tag.toLowerCase()
+  return systemProcesses().filter((p) => p.name.toLowerCase().startsWith(want))
+}
+
+module.exports = { loadWithBackend, newMark, env, marked, helpers, commOf, ppidOf, pgidOf, sleep, waitFor, exited, leftoverCgroups, newMarkDir, isAlive, markedPids, aliveMarked, newImageMarks, systemProcesses, imageMarked }
