@@ -46,7 +46,7 @@ function makeConsumer () {
 }
 
 /** AGENT_OS_BINDING_ROOT made absolute for a child in another directory: the wine
- * runner gives a drive-relative path ("/work/..."), which in the consumer's directory
+ * runner gives a drive-relative path ("/home/..."), which in the consumer's directory
  * (on drive C:) would name another place. */
 function bindingRoot () {
   const root = process.env.AGENT_OS_BINDING_ROOT
