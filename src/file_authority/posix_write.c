@@ -359,7 +359,8 @@ static int aos_fa__lock_replaced(const aos_fa__commit_ctx *c, const struct stat 
     fd = openat(c->dir, c->target, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   } while (fd < 0 && errno == EINTR);
   if (fd < 0) {
-    if (errno == ENOENT || errno == ELOOP || errno == ENXIO) return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+    if (errno == ELOOP || errno == ENXIO) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, errno, c->last);
+    if (errno == ENOENT) return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
     return aos_fa_fail(st, AOS_FA_HOST_IO, errno, c->last);
   }
   struct stat held, now;
@@ -411,6 +412,66 @@ static int aos_fa__create_fallback(const aos_fa__commit_ctx *c) {
   return 0;
 }
 
+/* The commit over an existing entry (`checked`, as last checked): the atomic exchange and
+ * the look at what it replaced, or the fallback. `locked`: the caller holds the lock on
+ * the replaced file already. Returns 0, a failure with *st filled, or 1 when the target
+ * went away meanwhile (a plain write then commits as a new file). */
+static int aos_fa__commit_over(const aos_fa__commit_ctx *c, struct stat *checked, bool locked,
+                               aos_fa_status *st) {
+  int r;
+  r = aos_fa__rename_atomic(c->dir, c->tmp, c->target, AOS_FA__EXCHANGE);
+  if (r == -ENOSYS) {
+    /* Fallback: the check immediately followed by the rename. */
+    r = aos_fa__check_target(c, checked, st);
+    if (r == -ENOENT) {
+      if (c->opts->if_version != NULL) return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+      return 1;
+    }
+    if (r != 0) return r;
+    int lk = -1;
+    if (!locked) {
+      r = aos_fa__lock_replaced(c, checked, &lk, st);
+      if (r != 0) return r;
+    }
+    if (renameat(c->dir, c->tmp, c->dir, c->target) != 0) {
+      int e = errno;
+      if (lk >= 0) close(lk);
+      return aos_fa__rename_failed(c, e, st);
+    }
+    if (lk >= 0) close(lk);
+    return 0;
+  }
+  if (r == -ENOENT) {
+    /* The target went away meanwhile. */
+    if (c->opts->if_version != NULL) return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+    return 1;
+  }
+  if (r != 0) return aos_fa__rename_failed(c, -r, st);
+  /* Exchanged: the entry that was replaced now sits at the temporary name. */
+  struct stat now;
+  if (fstatat(c->dir, c->tmp, &now, AT_SYMLINK_NOFOLLOW) != 0) {
+    /* Someone else took the replaced entry away from the temporary name in that
+     * instant: nothing is left to put back or to check. */
+    if (c->opts->if_version == NULL) return 0;
+    aos_fa__remove_temp(c->dir, c->target, c->ours);
+    return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+  }
+  if (aos_fa__may_replace(c, &now, checked)) {
+    if (unlinkat(c->dir, c->tmp, 0) != 0 && errno != ENOENT) {
+      return aos_fa_fail(st, AOS_FA_HOST_IO, errno, c->last);
+    }
+    return 0;
+  }
+  /* Not ours to replace: put it back where it was, never lost. */
+  if (aos_fa__rename_atomic(c->dir, c->tmp, c->target, AOS_FA__EXCHANGE) != 0) {
+    /* Both names were changed by someone else meanwhile: whatever sits where is
+     * theirs; ours is removed only where it still is ours. */
+    aos_fa__remove_temp(c->dir, c->target, c->ours);
+    return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+  }
+  return aos_fa__refuse(c, &now, st);
+}
+
 /* Commits the staged file at c->tmp to c->target. `expected`: the target as checked
  * before staging (NULL: there was none). Returns 0 or a failure with *st filled; on
  * failure the staged file is still at c->tmp, unless the failure says otherwise. */
@@ -436,57 +497,20 @@ static int aos_fa__commit(const aos_fa__commit_ctx *c, const struct stat *expect
       replacing = true;
       continue;
     }
-    r = aos_fa__rename_atomic(c->dir, c->tmp, c->target, AOS_FA__EXCHANGE);
-    if (r == -ENOSYS) {
-      /* Fallback: the check immediately followed by the rename. */
-      r = aos_fa__check_target(c, &checked, st);
-      if (r == -ENOENT) {
-        if (c->opts->if_version != NULL) return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
-        replacing = false;
-        continue;
-      }
-      if (r != 0) return r;
-      int lk = -1;
+    /* An ifVersion write holds a lock on the file it replaces through its whole commit
+     * (aos_fa__lock_replaced): two of this package's writers of one version never
+     * exchange at once, so neither sees the other's entry at the name for the instant
+     * before it is exchanged back (a dirty read that once left a temporary file behind
+     * and could lose an update). */
+    int lk = -1;
+    if (c->opts->if_version != NULL) {
       r = aos_fa__lock_replaced(c, &checked, &lk, st);
       if (r != 0) return r;
-      if (renameat(c->dir, c->tmp, c->dir, c->target) != 0) {
-        int e = errno;
-        if (lk >= 0) close(lk);
-        return aos_fa__rename_failed(c, e, st);
-      }
-      if (lk >= 0) close(lk);
-      return 0;
     }
-    if (r == -ENOENT) {
-      /* The target went away meanwhile. */
-      if (c->opts->if_version != NULL) return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
-      replacing = false;
-      continue;
-    }
-    if (r != 0) return aos_fa__rename_failed(c, -r, st);
-    /* Exchanged: the entry that was replaced now sits at the temporary name. */
-    struct stat now;
-    if (fstatat(c->dir, c->tmp, &now, AT_SYMLINK_NOFOLLOW) != 0) {
-      /* Someone else took the replaced entry away from the temporary name in that
-       * instant: nothing is left to put back or to check. */
-      if (c->opts->if_version == NULL) return 0;
-      aos_fa__remove_temp(c->dir, c->target, c->ours);
-      return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
-    }
-    if (aos_fa__may_replace(c, &now, &checked)) {
-      if (unlinkat(c->dir, c->tmp, 0) != 0 && errno != ENOENT) {
-        return aos_fa_fail(st, AOS_FA_HOST_IO, errno, c->last);
-      }
-      return 0;
-    }
-    /* Not ours to replace: put it back where it was, never lost. */
-    if (aos_fa__rename_atomic(c->dir, c->tmp, c->target, AOS_FA__EXCHANGE) != 0) {
-      /* Both names were changed by someone else meanwhile: whatever sits where is
-       * theirs; ours is removed only where it still is ours. */
-      aos_fa__remove_temp(c->dir, c->target, c->ours);
-      return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
-    }
-    return aos_fa__refuse(c, &now, st);
+    r = aos_fa__commit_over(c, &checked, lk >= 0 || c->opts->if_version != NULL, st);
+    if (lk >= 0) close(lk);
+    if (r != 1) return r;
+    replacing = false; /* the target went away meanwhile: commit as a new file */
   }
   return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
 }
