@@ -361,7 +361,10 @@ static int aos_fa__lock_replaced(const aos_fa__commit_ctx *c, const struct stat 
   if (fd < 0) {
     if (errno == ELOOP || errno == ENXIO) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, errno, c->last);
     if (errno == ENOENT) return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
-    return aos_fa_fail(st, AOS_FA_HOST_IO, errno, c->last);
+    /* A file this writer may replace but not read (another user's, mode 0), or one
+     * another process holds a lease on (EAGAIN): no lock, the commit as without one. */
+    *lk = -1;
+    return 0;
   }
   struct stat held, now;
   int r;

@@ -52,6 +52,28 @@ for (const resolver of resolvers()) {
       w = s = undefined
     })
 
+    it('an ifVersion write by a writer who may replace a file but not read it (mode 0, another owner) still commits, sync and async', function () {
+      // The commit's lock on the replaced file needs a descriptor of it; a file the
+      // writer cannot open is committed as without that lock, never refused.
+      fs.chmodSync(s.base, 0o777)
+      fs.chmodSync(s.root, 0o777)
+      for (const mode of ['sync', 'async']) {
+        const p = path.join(s.root, `unreadable-${mode}`)
+        fs.writeFileSync(p, 'old')
+        fs.chmodSync(p, 0)
+        const r = asNobody(process.execPath, ['-e', `
+          const fa = require(${JSON.stringify(require.resolve('../../lib/file-authority.js'))})
+          const root = ${JSON.stringify(s.root)}
+          const v = fa.openReadAuthoritySync(root).statSync([${JSON.stringify(path.basename(p))}]).version
+          const w = fa.openWriteAuthoritySync(root)
+          const seg = [${JSON.stringify(path.basename(p))}]
+          Promise.resolve(${JSON.stringify(mode)} === 'sync' ? w.writeTextSync(seg, 'new', { ifVersion: v }) : w.writeText(seg, 'new', { ifVersion: v }))
+            .then(() => console.log('ok'), (err) => console.log(err.code, err.hostCode))`])
+        assert.equal(r.stdout.trim(), 'ok', r.stderr)
+        assert.equal(fs.readFileSync(p, 'utf8'), 'new')
+      }
+    })
+
     it('finding 1: a planted 06777 file, replaced, keeps no set-id bit and belongs to the writer', async function () {
       fs.chmodSync(s.root, 0o1777)
       for (const [name, write] of [['sync', (seg) => w.writeTextSync(seg, 'new')], ['async', (seg) => w.writeText(seg, 'new')]]) {
