@@ -27,7 +27,9 @@ int aos_scope_kernel_support(void);
 int aos_scope_control(int pidfd, int value);
 
 /* 1 when the process behind `pidfd` has exited (reaped or not), 0 while it runs.
- * An exited child of this process is reaped. Never blocks. */
+ * An exited child of this process is reaped: call it only with the pidfd of a child
+ * that libuv does not know (the subreaper helper's reaper), never with one of a
+ * process Node spawned. Never blocks. */
 int aos_scope_exited(int pidfd);
 
 /* Pids of every live process below `pid` (not `pid` itself), read from

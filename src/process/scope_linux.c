@@ -82,14 +82,24 @@ int aos_scope_control(int pidfd, int value) {
   return 0;
 }
 
-int aos_scope_exited(int pidfd) {
+/* 1 once the process of `pidfd` has exited (reaped or not), 0 while it runs, or
+ * -errno. Never reaps: a process found through a cgroup may be a child of this
+ * process that libuv reaps (a scope's command), and reaping it here would take its
+ * exit from Node. */
+static int aos_scope__gone(int pidfd) {
   struct pollfd p = {.fd = pidfd, .events = POLLIN};
   int r;
   do r = poll(&p, 1, 0); while (r < 0 && errno == EINTR);
   if (r < 0) return -errno;
-  if (r == 0) return 0;
-  /* Reap it when it is a child of this process (the subreaper helper is); ECHILD
-   * otherwise, which changes nothing. */
+  return r == 0 ? 0 : 1;
+}
+
+int aos_scope_exited(int pidfd) {
+  int r = aos_scope__gone(pidfd);
+  if (r <= 0) return r;
+  /* Reap it when it is a child of this process that libuv does not know (the
+   * subreaper helper's reaper, cloned with CLONE_PARENT); ECHILD otherwise. Only
+   * called with such pidfds (lib/internal/process-scope.js, subreaper members). */
   siginfo_t si;
   memset(&si, 0, sizeof si);
   int w;
@@ -189,7 +199,7 @@ int aos_scope_cg_signal(const char *dir, const char *cgpath, int sig) {
     int rc = aos_scope_pidfd_open((int)pid, &pfd);
     if (rc == 0) {
       /* The pidfd pins the process; while it runs, /proc/<pid> is that process. */
-      bool member = aos_scope__in_cgroup((int)pid, cgpath) && aos_scope_exited(pfd) == 0;
+      bool member = aos_scope__in_cgroup((int)pid, cgpath) && aos_scope__gone(pfd) == 0;
       if (member && syscall(SYS_pidfd_send_signal, pfd, sig, NULL, 0) == 0) sent++;
       close(pfd);
     } else if (rc != -ESRCH && aos_scope__in_cgroup((int)pid, cgpath)) {

@@ -183,6 +183,23 @@ for (const backend of ['cgroup', 'subreaper']) {
       assert.deepEqual(await h.exited(sh('exit 4')), [4, null])
     })
 
+    it('kill settles and the command\'s exit is emitted, round after round (the signal pass never reaps Node\'s child)', async function () {
+      // A bench run hung here: the cgroup signal pass met the command dying (listed in
+      // cgroup.procs, a zombie by the time it was checked) and its liveness check reaped
+      // it, so libuv never saw the exit and kill() waited for it forever. The moment is
+      // made deterministic against the C core in test/process-scope/core.test.js; this
+      // is the end-to-end check.
+      for (let round = 0; round < 20; round++) {
+        const child = sh('echo up; exec sleep 1000', { stdio: ['ignore', 'pipe', 'ignore'] })
+        await new Promise((resolve) => child.stdout.once('data', resolve))
+        const settled = await Promise.race([
+          Promise.all([scope.kill({ graceMs: 1000 }), h.exited(child)]).then(([, e]) => e),
+          h.sleep(10000).then(() => 'pending')
+        ])
+        assert.deepEqual(settled, [null, 'SIGTERM'], `round ${round}: the exit was never emitted or kill() never settled`)
+      }
+    })
+
     it('kill settles at once on an empty scope, and after close()', async function () {
       await scope.kill()
       await scope.close()
