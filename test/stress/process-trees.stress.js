@@ -14,6 +14,13 @@
 // fallback, no /proc: there the trees whose members stay in the child's group), each in
 // its own Node process. Figures per path: trees, members
 // seen, survivors (must be 0), strangers signalled (must be 0).
+//
+// Recycled pids: as root, while the kills are under way, every member whose pid has
+// been freed (reaped: gone from /proc) is offered to test/stress/native/recycler.c,
+// which steers the kernel's next pid (ns_last_pid) onto it and forks a stranger there
+// that reports any signal reaching it. A kill that signalled a member by number after
+// its pid was handed on would hit that stranger. Figures: recycle attempts, strangers
+// placed on a freed member's pid (hits), and those signalled (counted in strangers).
 
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
@@ -22,7 +29,7 @@ const path = require('node:path')
 const { spawn, spawnSync } = require('node:child_process')
 const { killProcessTree } = require('../../lib/process.js')
 const { spawnTree, PROC } = require('../process/helpers.js')
-const { size, figure, sleep } = require('./helpers.js')
+const { size, figure, sleep, nativeTool, removeTools } = require('./helpers.js')
 
 const TREES = Number(process.env.AOS_PROC_STRESS_TREES) || size(200, 60)
 
@@ -52,6 +59,49 @@ function marked (runId) {
   return out
 }
 
+const NS_LAST_PID = `${PROC}/sys/kernel/ns_last_pid`
+
+/** The recycler (see the head of this file), or null where pids cannot be steered
+ * (not root, no ns_last_pid, no C compiler). */
+function startRecycler () {
+  if (process.getuid() !== 0) return null
+  try { fs.accessSync(NS_LAST_PID, fs.constants.W_OK) } catch { return null }
+  const bin = nativeTool('recycler')
+  if (bin === null) return null
+  const env = { ...process.env }
+  delete env.AOS_STRESS_TREE
+  const child = spawn(bin, [NS_LAST_PID], { detached: true, stdio: ['pipe', 'pipe', 'inherit'], env })
+  let out = ''
+  child.stdout.setEncoding('utf8')
+  child.stdout.on('data', (d) => { out += d })
+  const done = new Promise((resolve) => child.once('close', () => resolve(out)))
+  return { child, done }
+}
+
+/** Offers every recorded member whose pid is free to the recycler, until `settled`. */
+async function recycleWhileKilling (recycler, members, settled) {
+  const offered = new Set()
+  const limit = members.length
+  while (!settled.done && offered.size < limit) {
+    for (const pid of members) {
+      if (offered.has(pid) || fs.existsSync(`${PROC}/${pid}`)) continue
+      offered.add(pid)
+      recycler.child.stdin.write(`${pid}\n`)
+    }
+    await sleep(2)
+  }
+  return offered.size
+}
+
+/** The recycler's figures once its input ends: attempts, hits, hits signalled. */
+async function recyclerFigures (recycler, attempts) {
+  recycler.child.stdin.end()
+  const out = await recycler.done
+  const m = /^strangers (\d+) signalled (\d+)$/m.exec(out)
+  assert.ok(m, `recycler output: ${out.slice(-200)}`)
+  return { recycleAttempts: attempts, recycledHits: Number(m[1]), recycledSignalled: Number(m[2]) }
+}
+
 const DECOY = 'for s in TERM HUP INT USR1 CONT; do trap "echo $s >> \\"$D\\"" $s; done; ' +
   'echo up > "$D.up"; while :; do sleep 1000 & wait $!; done'
 
@@ -71,6 +121,7 @@ async function scenario () {
   const trees = []
   const decoys = []
   let maxMembers = 0
+  let recycler = null
   try {
     for (let i = 0; i < TREES; i++) {
       // The decoy first, without the run's mark.
@@ -94,12 +145,21 @@ async function scenario () {
     for (const d of decoys) {
       for (let i = 0; i < 3000 && !fs.existsSync(`${d.file}.up`); i++) await sleep(10)
     }
-    maxMembers = marked(runId).length
+    const members = marked(runId)
+    maxMembers = members.length
+    recycler = startRecycler()
     const signals = ['SIGTERM', 'SIGTERM', 'SIGHUP', 'SIGINT', 'SIGKILL']
-    await Promise.all(trees.map((t, i) => killProcessTree(t.child, {
+    const settled = { done: false }
+    const killed = Promise.all(trees.map((t, i) => killProcessTree(t.child, {
       signal: signals[i % signals.length],
       graceMs: [0, 50, 200][i % 3]
-    })))
+    }))).finally(() => { settled.done = true })
+    const attempts = recycler ? recycleWhileKilling(recycler, members, settled) : 0
+    await killed
+    const recycled = recycler
+      ? await recyclerFigures(recycler, await attempts)
+      : { recycleAttempts: 'skipped (needs root and a writable ns_last_pid)' }
+    recycler = null
     const left = marked(runId)
     if (left.length && process.env.AGENT_OS_TEST_VERBOSE) {
       for (const pid of left) {
@@ -116,8 +176,13 @@ async function scenario () {
       try { got = fs.readFileSync(d.file, 'utf8') } catch {}
       if (got !== '' || d.child.exitCode !== null || d.child.signalCode !== null) strangers++
     }
-    return { trees: TREES, kinds: noProc ? 'group-only' : 'all', membersSeen: maxMembers, survivors: left.length, strangers }
+    strangers += recycled.recycledSignalled || 0
+    return { trees: TREES, kinds: noProc ? 'group-only' : 'all', membersSeen: maxMembers, survivors: left.length, strangers, ...recycled }
   } finally {
+    if (recycler) {
+      recycler.child.stdin.end()
+      await recycler.done
+    }
     for (const pid of marked(runId)) {
       try { process.kill(pid, 'SIGKILL') } catch {}
     }
@@ -132,8 +197,8 @@ async function scenario () {
 
 // Run as a worker: one scenario, its figures as the last line.
 if (process.env.AOS_PROC_STRESS_WORKER === '1') {
-  scenario().then((f) => { console.log(JSON.stringify(f)); process.exit(0) },
-    (err) => { console.error(err); process.exit(1) })
+  scenario().then((f) => { removeTools(); console.log(JSON.stringify(f)); process.exit(0) },
+    (err) => { removeTools(); console.error(err); process.exit(1) })
 }
 
 const PATHS = ['default', 'no-pgroup-fd', 'no-pidfd', 'no-proc']
@@ -167,6 +232,10 @@ if (typeof describe === 'function') {
         assert.equal(f.survivors, 0, 'processes of killed trees still run')
         assert.equal(f.strangers, 0, 'a decoy was signalled')
         assert.ok(f.membersSeen >= TREES * 3, `only ${f.membersSeen} members`)
+        if (typeof f.recycleAttempts === 'number') {
+          // Root: the run must have placed strangers on freed members' pids.
+          assert.ok(f.recycledHits > 0, `no stranger got a freed member's pid in ${f.recycleAttempts} attempts`)
+        }
       })
     }
   })
