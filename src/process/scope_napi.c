@@ -13,6 +13,37 @@
 
 #include "common/napi_util.h"
 
+#if defined(__linux__) || defined(_WIN32)
+/* rc itself as a number when >= 0, else its errno's name (e.g. 'ESRCH') as a string. */
+static napi_value aos_scope__errno_value(napi_env env, int rc) {
+  napi_value out;
+  if (rc >= 0) {
+    AOS_CALL(env, napi_create_int32(env, rc, &out), NULL);
+    return out;
+  }
+  napi_value err = aos_napi_raw_error(env, "HOST_IO", -rc, -1);
+  if (err == NULL) return NULL;
+  AOS_CALL(env, napi_get_named_property(env, err, "hostCode", &out), NULL);
+  return out;
+}
+
+/* The native data of a handle object type-tagged with `tag`; anything else throws a
+ * TypeError with `message`. */
+static void *aos_scope__tagged(napi_env env, napi_value v, const napi_type_tag *tag, const char *message) {
+  napi_valuetype t;
+  AOS_CALL(env, napi_typeof(env, v, &t), NULL);
+  bool ok = false;
+  if (t == napi_object) AOS_CALL(env, napi_check_object_type_tag(env, v, tag, &ok), NULL);
+  if (!ok) {
+    aos_napi_throw_type(env, "ERR_INVALID_ARG_TYPE", message);
+    return NULL;
+  }
+  void *data = NULL;
+  AOS_CALL(env, napi_unwrap(env, v, &data), NULL);
+  return data;
+}
+#endif
+
 #ifdef __linux__
 #include <errno.h>
 #include <stdlib.h>
@@ -57,30 +88,7 @@ static bool aos_scope__int(napi_env env, napi_value v, int lo, int hi, int *out)
 }
 
 static aos_scope__pidfd *aos_scope__unwrap(napi_env env, napi_value v) {
-  napi_valuetype t;
-  AOS_CALL(env, napi_typeof(env, v, &t), NULL);
-  bool ok = false;
-  if (t == napi_object) AOS_CALL(env, napi_check_object_type_tag(env, v, &aos_scope__tag, &ok), NULL);
-  if (!ok) {
-    aos_napi_throw_type(env, "ERR_INVALID_ARG_TYPE", "expected a scope process handle");
-    return NULL;
-  }
-  void *data = NULL;
-  AOS_CALL(env, napi_unwrap(env, v, &data), NULL);
-  return data;
-}
-
-static napi_value aos_scope__errno_value(napi_env env, int rc) {
-  napi_value out;
-  if (rc >= 0) {
-    AOS_CALL(env, napi_create_int32(env, rc, &out), NULL);
-    return out;
-  }
-  napi_value err = aos_napi_raw_error(env, "HOST_IO", -rc, -1);
-  if (err == NULL) return NULL;
-  napi_value code;
-  AOS_CALL(env, napi_get_named_property(env, err, "hostCode", &code), NULL);
-  return code;
+  return aos_scope__tagged(env, v, &aos_scope__tag, "expected a scope process handle");
 }
 
 static napi_value aos_scope__pidfd_open(napi_env env, napi_callback_info info) {
@@ -247,31 +255,7 @@ static aos_scope__job_handle *aos_scope__job_arg(napi_env env, napi_callback_inf
   size_t argc = 1;
   napi_value v;
   AOS_CALL(env, napi_get_cb_info(env, info, &argc, &v, NULL, NULL), NULL);
-  bool ok = false;
-  if (argc >= 1) {
-    napi_valuetype t;
-    AOS_CALL(env, napi_typeof(env, v, &t), NULL);
-    if (t == napi_object) AOS_CALL(env, napi_check_object_type_tag(env, v, &aos_scope__job_tag, &ok), NULL);
-  }
-  if (!ok) {
-    aos_napi_throw_type(env, "ERR_INVALID_ARG_TYPE", "expected a scope job handle");
-    return NULL;
-  }
-  void *data = NULL;
-  AOS_CALL(env, napi_unwrap(env, v, &data), NULL);
-  return data;
-}
-
-static napi_value aos_scope__job_errno_value(napi_env env, int rc) {
-  napi_value out;
-  if (rc >= 0) {
-    AOS_CALL(env, napi_create_int32(env, rc, &out), NULL);
-    return out;
-  }
-  napi_value err = aos_napi_raw_error(env, "HOST_IO", -rc, -1);
-  if (err == NULL) return NULL;
-  AOS_CALL(env, napi_get_named_property(env, err, "hostCode", &out), NULL);
-  return out;
+  return aos_scope__tagged(env, v, &aos_scope__job_tag, "expected a scope job handle");
 }
 
 static napi_value aos_scope__job_create(napi_env env, napi_callback_info info) {
@@ -356,7 +340,7 @@ static napi_value aos_scope__job_pids(napi_env env, napi_callback_info info) {
 static napi_value aos_scope__job_terminate(napi_env env, napi_callback_info info) {
   aos_scope__job_handle *h = aos_scope__job_arg(env, info);
   if (h == NULL) return NULL;
-  return aos_scope__job_errno_value(env, h->job == NULL ? -EBADF : aos_scope_job_terminate(h->job));
+  return aos_scope__errno_value(env, h->job == NULL ? -EBADF : aos_scope_job_terminate(h->job));
 }
 
 static napi_value aos_scope__job_close(napi_env env, napi_callback_info info) {
