@@ -15,6 +15,7 @@
 //   --no-series     skip the scaling series
 //   --no-syscall-check
 //                   skip the strace comparison of package calls and C loops
+//   --no-pin        do not pin the run to one CPU (see pinned() below)
 //   --c-write-mode=auto|excl|tmpfile
 //                   which C write loop the write target is measured against:
 //                   auto (default) takes the one whose calls the syscall check
@@ -29,13 +30,14 @@ const machine = require('./lib/machine.js')
 const fixtures = require('./lib/fixtures.js')
 const { load } = require('./lib/pkg.js')
 const { Worker } = require('./lib/child.js')
+const launcher = require('./lib/launcher.js')
 const report = require('./lib/report.js')
 const syscalls = require('./lib/syscalls.js')
 
 const GROUPS = ['read', 'list', 'range', 'walk', 'write', 'lock', 'kill', 'scope']
 
 function parseArgs (argv) {
-  const o = { quick: false, json: false, jsonFile: undefined, only: GROUPS, series: true, syscallCheck: true, cWriteMode: 'auto' }
+  const o = { quick: false, json: false, jsonFile: undefined, only: GROUPS, series: true, syscallCheck: true, cWriteMode: 'auto', pin: true }
   for (const a of argv) {
     if (a === '--quick') o.quick = true
     else if (a === '--json') o.json = true
@@ -43,6 +45,7 @@ function parseArgs (argv) {
     else if (a.startsWith('--only=')) o.only = a.slice(7).split(',').filter(Boolean)
     else if (a === '--no-series') o.series = false
     else if (a === '--no-syscall-check') o.syscallCheck = false
+    else if (a === '--no-pin') o.pin = false
     else if (a.startsWith('--c-write-mode=')) o.cWriteMode = a.slice(15)
     else if (a === '--help' || a === '-h') {
       process.stdout.write(fs.readFileSync(__filename, 'utf8').split('\n').filter((l) => l.startsWith('//')).map((l) => l.slice(3)).join('\n') + '\n')
@@ -101,8 +104,28 @@ function survivorsTable (s) {
   return lines
 }
 
+// On Linux the whole run (this process, its threads, the portable-walk worker, the
+// launcher and every C loop) is pinned to one CPU, by running it again under
+// `taskset -c <last CPU>`. Unpinned, on the 2-vCPU machine this was tuned on, rounds
+// jumped between two levels 1.4x apart in phases, the in-process implementations and
+// the C loops (fresh processes, placed anew) often on different levels in the same
+// round, which skewed their ratios; pinned, the 21 rounds of a row agree within a
+// few per cent. Returns the CPU when this process is the pinned run, null when
+// pinning was not asked for or is not possible (said in the header), and exits
+// after the pinned run when this process started it.
+function pinned (o) {
+  if (process.env.AGENT_OS_BENCH_CPU !== undefined) return process.env.AGENT_OS_BENCH_CPU
+  if (!o.pin || process.platform !== 'linux') return null
+  const cpu = String(os.availableParallelism() - 1)
+  if (spawnSync('taskset', ['-c', cpu, 'true']).status !== 0) return null
+  const r = spawnSync('taskset', ['-c', cpu, process.execPath, ...process.execArgv, __filename, ...process.argv.slice(2)],
+    { stdio: 'inherit', env: { ...process.env, AGENT_OS_BENCH_CPU: cpu } })
+  process.exit(r.status ?? 1)
+}
+
 async function main () {
   const o = parseArgs(process.argv.slice(2))
+  const cpu = pinned(o)
   const started = Date.now()
   log(`agent-os bench${o.quick ? ' (quick)' : ''}: building the C loops`)
   const build = buildPrograms()
@@ -110,6 +133,7 @@ async function main () {
   const disk = fixtures.diskBase()
   const tmpfs = fixtures.tmpfsBase()
   const readBase = disk.dir ? disk : { ...tmpfs, where: `${tmpfs.where} (no disk filesystem)` }
+  info.pinnedCpu = cpu
   info.filesystems = {
     disk: disk.dir ? `${disk.type} (${disk.where})` : disk.note,
     tmpfs: tmpfs.dir ? `tmpfs (${tmpfs.where})` : tmpfs.note
@@ -148,6 +172,7 @@ async function main () {
     }
   }
 
+  launcher.ready() // forked now, before any timing: the C loops start from it
   const rows = []
   const series = []
   let survivors
@@ -189,6 +214,7 @@ async function main () {
       } catch {}
     }
     if (worker) await worker.close()
+    await launcher.close()
     fixtures.cleanup()
   }
 
@@ -214,6 +240,7 @@ async function main () {
   lines.push(`machine: ${m.cores} cores (${m.cpuModel}), ${m.memoryGiB} GiB, ${m.os}, kernel ${m.kernel}, Node ${m.node}, ${m.compiler}`)
   lines.push(`filesystems: disk ${m.filesystems.disk}; tmpfs ${m.filesystems.tmpfs}; openat2 ${m.openat2 ? 'available' : 'missing'}`)
   lines.push(`load average (1, 5, 15 min): ${m.loadAverageAtStart.join(' ')} at start, ${m.loadAverageAtEnd.join(' ')} at end`)
+  lines.push(m.pinnedCpu === null ? 'not pinned to a CPU (--no-pin, or no taskset)' : `pinned to CPU ${m.pinnedCpu} (taskset), with every process it starts`)
   lines.push('pkg/alt: package median / alternative median (lower: package faster; the verdict uses it); per round: median of the per-round ratios')
   lines.push('')
   lines.push(...report.mainTable(rows))

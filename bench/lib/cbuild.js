@@ -6,6 +6,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const { spawnSync } = require('node:child_process')
+const launcher = require('./launcher.js')
 
 const SOURCE_DIR = path.join(__dirname, '..', 'c')
 const BUILD_DIR = path.join(__dirname, '..', '.build')
@@ -48,10 +49,12 @@ function buildPrograms () {
   return { programs, compiler, failures }
 }
 
-/** Runs a loop program once and returns the ns per iteration it printed. */
-function runLoop (program, args) {
-  const r = spawnSync(program, args, { encoding: 'utf8' })
+/** Runs a loop program once, started by the launcher (bench/lib/launcher.js: never
+ * a fork of the measuring process), and resolves the ns per iteration it printed. */
+async function runLoop (program, args) {
+  const r = await launcher.run(program, args)
   const text = (r.stdout || '').trim()
+  if (r.error) throw new Error(`${path.basename(program)} could not run: ${r.error}`)
   if (r.status !== 0) {
     const err = new Error(`${path.basename(program)} failed (${r.status ?? r.signal}): ${(r.stderr || text).trim()}`)
     err.output = text

@@ -27,6 +27,7 @@ function render (result) {
   out.push(`- Node ${m.node}; C loops built with ${m.compiler} at -O2`)
   out.push(`- Filesystems: disk rows on ${m.filesystems.disk}; tmpfs rows on ${m.filesystems.tmpfs}; openat2 ${m.openat2 ? 'available' : 'missing'}`)
   out.push(`- Load average (1, 5, 15 min): ${m.loadAverageAtStart.join(', ')} at start; ${m.loadAverageAtEnd.join(', ')} at end`)
+  if (m.pinnedCpu !== undefined) out.push(m.pinnedCpu === null ? '- Not pinned to a CPU' : `- Pinned to CPU ${m.pinnedCpu} (taskset), with every process the run starts`)
   out.push('')
   const rows = []
   for (const row of result.rows) {
