@@ -45,7 +45,7 @@ function describe (compiler) {
   const cpus = os.cpus()
   return {
     cpuModel: cpus.length ? cpus[0].model.trim() : 'unknown',
-    cores: os.availableParallelism(),
+    cores: cpus.length, // the machine's, not this process's share (a pinned run has one)
     memoryGiB: Math.round(os.totalmem() / 2 ** 30),
     platform: `${process.platform}-${process.arch}`,
     os: osName(),
