@@ -71,12 +71,14 @@ function buildNative () {
 function stageCrossBuild (target, build) {
   const root = cacheDir('roots', target)
   const file = path.join(root, 'prebuilds', target, '@scope+agent-os.node')
-  // win32-x64 ships the process-scope helper beside the .node (the `job` backend).
-  const helper = target === 'win32-x64' ? path.join(path.dirname(file), helperFile(target)) : undefined
-  if (build || !fs.existsSync(file) || (helper !== undefined && !fs.existsSync(helper))) {
+  // Every target ships the process-scope helper program beside the .node, as
+  // prebuild:all makes it (Linux: the cgroup and subreaper backends; win32-x64: the
+  // `job` backend); without it scopes fall back to the tree backend and their tests skip.
+  const helper = path.join(path.dirname(file), helperFile(target))
+  if (build || !fs.existsSync(file) || !fs.existsSync(helper)) {
     fs.rmSync(path.join(root, 'prebuilds'), { recursive: true, force: true })
     crossBuild(target, { out: file })
-    if (helper !== undefined) buildHelperAndCheck(target, { out: helper })
+    buildHelperAndCheck(target, { out: helper })
   }
   return root
 }
