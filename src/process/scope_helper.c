@@ -179,8 +179,23 @@ static int mode_keep(int argc, char **argv) {
     }
   }
   if (efd >= 0) close(efd);
+  /* Remove the directory. A process that joins after the check above (a scope
+   * helper that was still entering when Node went away) makes rmdir fail with
+   * EBUSY: kill again and retry, for up to 5 s. */
+  for (int i = 0; i < 500; i++) {
+    if (rmdir(argv[2]) == 0 || errno != EBUSY) break;
+    if (have_kill) {
+      do kfd = openat(dirfd, "cgroup.kill", O_WRONLY | O_CLOEXEC); while (kfd < 0 && errno == EINTR);
+      if (kfd >= 0) {
+        write_all(kfd, "1", 1);
+        close(kfd);
+      }
+    } else {
+      cg_signal_all(dirfd, SIGKILL);
+    }
+    usleep(10000);
+  }
   close(dirfd);
-  rmdir(argv[2]);
   return 0;
 }
 
