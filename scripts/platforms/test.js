@@ -112,8 +112,9 @@ function prepare (target, build) {
       cmd: emu.cmd,
       args: [...emu.args, ...mochaArgs, ...emulatedArgs()],
       // Tests that compile a helper (an LD_PRELOAD shim, a fixture program) with $CC
-      // then build it for arm64, so the emulated node can load or run it.
-      env: { ...emu.env, AGENT_OS_BINDING_ROOT: root, PATH: pathWith(path.dirname(node.bin)), CC: 'aarch64-linux-gnu-gcc', AGENT_OS_QEMU: '1' },
+      // then build it for arm64, so the emulated node can load or run it; a node-gyp
+      // build (the package's build-output test) links with $LINK, the same compiler.
+      env: { ...emu.env, AGENT_OS_BINDING_ROOT: root, PATH: pathWith(path.dirname(node.bin)), CC: 'aarch64-linux-gnu-gcc', LINK: 'aarch64-linux-gnu-gcc', AGENT_OS_QEMU: '1' },
       node,
       notes: emu.notes
     }
