@@ -460,11 +460,26 @@ int aos_lock_try_acquire(const char *path, bool want_holder, aos_lock *lock,
   return 0;
 }
 
+/* Whether the guard file open at `fd` holds exactly the record this process wrote.
+ * Only then is it cleared on release: a program that does not take part and wrote
+ * into the held file meanwhile keeps its bytes (the package never truncates a file
+ * that is not a guard). */
+static bool aos_lock__own_record(int fd) {
+  char want[AOS_LOCK_RECORD_MAX_BYTES + 1], got[AOS_LOCK_RECORD_MAX_BYTES + 2];
+  int n = aos_lock_format_record(want, sizeof want, (int64_t)getpid());
+  if (n <= 0) return false;
+  ssize_t r;
+  do {
+    r = pread(fd, got, sizeof got, 0);
+  } while (r == -1 && errno == EINTR);
+  return r == n && memcmp(got, want, (size_t)n) == 0;
+}
+
 void aos_lock_release(aos_lock *lock) {
   if (lock->fd < 0) return;
   /* Clear the record while still holding the lock: after unlocking, the next
    * holder may already have written its own pid. */
-  if (lock->recorded) (void)aos_lock__ftruncate0(lock->fd);
+  if (lock->recorded && aos_lock__own_record(lock->fd)) (void)aos_lock__ftruncate0(lock->fd);
   /* Unlock explicitly: should the description have been shared (a fork without
    * exec), closing this descriptor alone would not end the lock. */
   (void)aos_lock__flock(lock->fd, LOCK_UN);

@@ -347,10 +347,24 @@ int aos_lock_try_acquire(const char *path, bool want_holder, aos_lock *lock,
   return r;
 }
 
+/* Whether the guard file open at `h` holds exactly the record this process wrote.
+ * Only then is it cleared on release: a program that does not take part and wrote
+ * into the held file meanwhile keeps its bytes (the package never truncates a file
+ * that is not a guard). */
+static bool aos_lock__own_record(HANDLE h) {
+  char want[AOS_LOCK_RECORD_MAX_BYTES + 1], got[AOS_LOCK_RECORD_MAX_BYTES + 2];
+  int n = aos_lock_format_record(want, sizeof want, (int64_t)GetCurrentProcessId());
+  if (n <= 0) return false;
+  OVERLAPPED at = {0};
+  DWORD r = 0;
+  if (!ReadFile(h, got, (DWORD)sizeof got, &r, &at)) return false;
+  return r == (DWORD)n && memcmp(got, want, (size_t)n) == 0;
+}
+
 void aos_lock_release(aos_lock *lock) {
   if (lock->handle == NULL) return;
   HANDLE h = lock->handle;
-  if (lock->recorded) (void)aos_lock__truncate(h);
+  if (lock->recorded && aos_lock__own_record(h)) (void)aos_lock__truncate(h);
   aos_lock__unlock_range(h);
   CloseHandle(h);
   lock->handle = NULL;

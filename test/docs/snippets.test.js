@@ -11,6 +11,8 @@
 // A snippet that is not meant to run (a signature, a fragment, an output) says so in its
 // info string: ```js nocheck, ```ts nocheck. TypeScript is not run, so an unmarked ```ts
 // snippet fails. Other languages (```sh, bare ```) are not code to run and are counted.
+// A snippet that runs POSIX programs (sh, sleep) says so, ```js posix: it runs
+// everywhere but Windows, where it is skipped, titled.
 
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
@@ -80,6 +82,10 @@ describe('docs: every snippet runs as written', function () {
         }
         counts.run++
         it(name, function () {
+          if (block.flags.includes('posix') && process.platform === 'win32') {
+            this.test.title += ' [skipped: a POSIX snippet (it runs sh or sleep), which Windows has not]'
+            this.skip()
+          }
           const consumer = makeConsumer()
           try {
             const file = 'snippet' + ext

@@ -180,8 +180,6 @@ describe('node-lock: processes and threads', function () {
       const h = await holder()
       assert.equal((await h.request('tryAcquire', { lockPath })).held, true)
       const oldIno = fs.statSync(lockPath).ino
-      const keep = path.join(dir, 'old-guard')
-      fs.linkSync(lockPath, keep) // keep the old file reachable to inspect it
       const replacement = path.join(dir, 'replacement')
       fs.writeFileSync(replacement, '')
       if (process.platform === 'win32') {
@@ -191,6 +189,10 @@ describe('node-lock: processes and threads', function () {
         assert.equal(tryAcquire(lockPath), undefined, 'still the held file')
         return
       }
+      // The old file kept reachable to inspect it (a second name: from here on the
+      // path names a new file, which has one).
+      const keep = path.join(dir, 'old-guard')
+      fs.linkSync(lockPath, keep)
       fs.renameSync(replacement, lockPath)
       assert.notEqual(fs.statSync(lockPath).ino, oldIno)
       // Whoever can replace the path defeats the lock: the old holder still holds the
