@@ -205,7 +205,7 @@ describe('node-lock: the guard file holds nothing but the holder record', functi
     const script = `
       const lock = require(${JSON.stringify(LIB)})
       const binding = require(${JSON.stringify(path.join(__dirname, '..', '..', 'lib', 'binding.js'))})
-      try { lock.tryAcquire('/x.lock') } catch (e) { console.log(JSON.stringify({ code: e.code, msg: e.message, why: binding.loadFailure() })) }`
+      try { lock.tryAcquire(${JSON.stringify(path.join(dir, 'x.lock'))}) } catch (e) { console.log(JSON.stringify({ code: e.code, msg: e.message, why: binding.loadFailure() })) }`
     const out = JSON.parse(execFileSync(process.execPath, ['-e', script], {
       env: { ...process.env, AGENT_OS_BINDING_ROOT: empty }, encoding: 'utf8'
     }))
