@@ -227,7 +227,9 @@ for (const backend of ['cgroup', 'subreaper']) {
       let out = ''
       node.stdout.on('data', (d) => { out += d })
       try {
-        assert.ok(await h.waitFor(() => h.marked(mark).length >= 4), 'the scope started (node and 3 sleeps)')
+        // The backend line is written after the spawn: the sleeps can be seen first.
+        assert.ok(await h.waitFor(() => h.marked(mark).length >= 4 && out.endsWith('\n')),
+          'the scope started (node and 3 sleeps) and said its backend')
         assert.equal(out, `${backend}\n`)
       } finally {
         node.kill('SIGKILL') // also when the checks above failed: nothing is left running
