@@ -25,6 +25,7 @@
           "sources": [
             "src/file_authority/posix_walk.c",
             "src/file_authority/posix_read.c",
+            "src/file_authority/posix_fdcache.c",
             "src/file_authority/posix_write.c",
             "src/file_authority/posix_list.c",
             "src/file_authority/posix_parent.c",

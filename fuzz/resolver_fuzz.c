@@ -137,7 +137,7 @@ static bool known_name(const char *name) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size == 0) return 0;
   uint8_t ctl = data[0];
-  aos_fa_root root = { g.root_fd, (ctl & 1u) ? AOS_FA_RESOLVE_PORTABLE : AOS_FA_RESOLVE_OPENAT2 };
+  aos_fa_root root = { g.root_fd, (ctl & 1u) ? AOS_FA_RESOLVE_PORTABLE : AOS_FA_RESOLVE_OPENAT2, NULL };
   if (root.resolver == AOS_FA_RESOLVE_OPENAT2 && !aos_fa_openat2_available()) {
     root.resolver = AOS_FA_RESOLVE_PORTABLE;
   }
@@ -173,19 +173,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       AOS_FUZZ_CHECK(st.kind != AOS_FA_OK, "failure without a kind");
     }
   } else if (op == 1) {
-    uint8_t *bytes = NULL;
-    size_t len = 0;
-    int r = aos_fa_read(&root, segs, l.count, budget, &bytes, &len, NULL, &st);
-    if (r == 0) {
-      AOS_FUZZ_CHECK(bytes != NULL, "read succeeded without a buffer");
-      AOS_FUZZ_CHECK(len <= budget, "read beyond the budget");
-      AOS_FUZZ_CHECK(len == 0 || (len == 6 && memcmp(bytes, "INSIDE", 6) == 0),
-                     "read returned bytes from outside the root");
-      free(bytes);
-    } else {
-      AOS_FUZZ_CHECK(bytes == NULL, "failed read returned a buffer");
-      AOS_FUZZ_CHECK(st.kind != AOS_FA_OK, "failure without a kind");
+    /* Three reads: without kept descriptors, then twice through a cache of them (the
+     * third takes the descriptor the second kept); all three must agree. The cache is
+     * freed before the leak probe below. */
+    aos_fa_root kept = root;
+    kept.fdcache = aos_fa_fdcache_new();
+    AOS_FUZZ_CHECK(kept.fdcache != NULL, "cache");
+    int first = 0;
+    for (int pass = 0; pass < 3; pass++) {
+      uint8_t *bytes = NULL;
+      size_t len = 0;
+      int r = aos_fa_read(pass == 0 ? &root : &kept, segs, l.count, budget, &bytes, &len, NULL, &st);
+      if (pass == 0) first = r;
+      AOS_FUZZ_CHECK(r == first, "a read through a kept descriptor differs from a first read");
+      if (r == 0) {
+        AOS_FUZZ_CHECK(bytes != NULL, "read succeeded without a buffer");
+        AOS_FUZZ_CHECK(len <= budget, "read beyond the budget");
+        AOS_FUZZ_CHECK(len == 0 || (len == 6 && memcmp(bytes, "INSIDE", 6) == 0),
+                       "read returned bytes from outside the root");
+        free(bytes);
+      } else {
+        AOS_FUZZ_CHECK(bytes == NULL, "failed read returned a buffer");
+        AOS_FUZZ_CHECK(st.kind != AOS_FA_OK, "failure without a kind");
+      }
     }
+    aos_fa_fdcache_free(kept.fdcache);
   } else {
     aos_fa_listing listing;
     memset(&listing, 0, sizeof listing);

@@ -45,10 +45,28 @@ typedef enum {
   AOS_FA_RESOLVE_PORTABLE = 1
 } aos_fa_resolver;
 
-/* A retained root: the directory descriptor and the resolver its operations use. */
+/* ---- posix_fdcache.c / win32.c: descriptors a ReadAuthority keeps of files it read
+ * (posix_fdcache.c says when one is reused). */
+typedef struct aos_fa_fdcache aos_fa_fdcache;
+
+#define AOS_FA_FDCACHE_SLOTS 4         /* per authority */
+#define AOS_FA_FDCACHE_PROCESS_MAX 64  /* in the whole process */
+#define AOS_FA_FDCACHE_KEY_MAX 512     /* the longest path kept, NUL included */
+
+/* A new, empty cache; NULL when there is no memory, and on Windows, where none is kept. */
+aos_fa_fdcache *aos_fa_fdcache_new(void);
+/* Closes every descriptor kept and frees the cache (NULL: nothing). No read may be
+ * using it. */
+void aos_fa_fdcache_free(aos_fa_fdcache *c);
+/* How many descriptors the cache holds now. */
+int aos_fa_fdcache_count(aos_fa_fdcache *c);
+
+/* A retained root: the directory descriptor, the resolver its operations use, and the
+ * descriptors its reads keep (NULL: none kept). */
 typedef struct {
   int fd;
   aos_fa_resolver resolver;
+  aos_fa_fdcache *fdcache;
 } aos_fa_root;
 
 /* ---- segments.c: status helpers and argument rules (every platform). */

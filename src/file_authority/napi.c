@@ -65,6 +65,8 @@ static void aos_fa__env_cleanup(void *arg) {
 static void aos_fa__handle_settle(aos_fa__handle *h) {
   if (h->in_flight > 0) return;
   if ((h->closed || h->gone) && h->root.fd >= 0) {
+    aos_fa_fdcache_free(h->root.fdcache);
+    h->root.fdcache = NULL;
     aos_fa_root_close(h->root.fd);
     h->root.fd = -1;
   }
@@ -358,16 +360,14 @@ static napi_value aos_fa__new_handle(napi_env env, int fd, aos_fa_resolver resol
   }
   h->root.fd = fd;
   h->root.resolver = resolver;
+  /* A reader keeps descriptors of files it read (none without memory: reads open). */
+  h->root.fdcache = writable ? NULL : aos_fa_fdcache_new();
   h->writable = writable;
   napi_value obj;
   if (napi_create_object(env, &obj) != napi_ok ||
-      napi_type_tag_object(env, obj, &aos_fa__handle_tag) != napi_ok) {
-    aos_fa_root_close(fd);
-    free(h);
-    aos_napi_throw_last(env);
-    return NULL;
-  }
-  if (napi_wrap(env, obj, h, aos_fa__handle_finalize, NULL, NULL) != napi_ok) {
+      napi_type_tag_object(env, obj, &aos_fa__handle_tag) != napi_ok ||
+      napi_wrap(env, obj, h, aos_fa__handle_finalize, NULL, NULL) != napi_ok) {
+    aos_fa_fdcache_free(h->root.fdcache);
     aos_fa_root_close(fd);
     free(h);
     aos_napi_throw_last(env);

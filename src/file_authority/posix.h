@@ -36,6 +36,17 @@ void aos_fa_posix_parent_close(const aos_fa_root *root, int dir);
  * cannot flush directories, counts as done). */
 int aos_fa_posix_flush_dir(int dir);
 
+/* posix_fdcache.c. Takes out the descriptor kept for `key` when it still reads the
+ * regular file `look` found (same device, inode and ctime): the caller's until it gives
+ * it back with aos_fa_fdcache_keep or closes it. -1 otherwise; a descriptor kept for
+ * `key` that no longer matches (or look NULL: the name holds nothing readable) is
+ * closed. */
+int aos_fa_fdcache_take(aos_fa_fdcache *c, const char *key, const struct stat *look);
+/* Keeps fd for `key` (shorter than AOS_FA_FDCACHE_KEY_MAX): a regular file whose
+ * identity and ctime at the look before it was opened are `look`'s, just read whole
+ * and consistent. Closes it instead when the process keeps enough (c NULL: always). */
+void aos_fa_fdcache_keep(aos_fa_fdcache *c, const char *key, int fd, const struct stat *look);
+
 /* The entry kind of a st_mode. */
 aos_fa_entry_kind aos_fa_posix_kind(mode_t mode);
 

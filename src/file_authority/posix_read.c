@@ -14,7 +14,10 @@
  * version), one preadv into the caller's buffer plus a probe byte past its end
  * (growth), fstat (the same version?), close; a file directly in the root skips the
  * parent (six calls). The root's liveness is only checked where a failure needs it
- * (a removed root has no entries).
+ * (a removed root has no entries). A ReadAuthority keeps the descriptor after a
+ * consistent read, and a later read of the same path whose look finds that same file
+ * unchanged (identity and ctime) reads through it: fstatat, preadv, fstat
+ * (posix_fdcache.c says why that is the same read).
  *
  * A read is returned only if the file's identity, size, modification time and
  * status-change time are the same before and after it. The ctime is what a writer
@@ -400,16 +403,28 @@ static int aos_fa__opened(int fd, struct stat *opened, int last, aos_fa_status *
   return 0;
 }
 
-/* Opens the regular file segs[0..count) for reading: *fd and its metadata at the
- * open (*opened), *open_ns the time just before the open. Fails *st otherwise. */
+/* A regular file open for one read. */
+typedef struct {
+  int fd;
+  struct stat opened; /* its metadata at the open (a kept descriptor: at the look) */
+  int64_t open_ns;    /* the time just before the open (a kept descriptor: the look) */
+  bool keep;          /* after a consistent read, keep fd for `key` (with `look`) */
+  struct stat look;   /* the look before the open */
+  char key[AOS_FA_FDCACHE_KEY_MAX];
+} aos_fa__file;
+
+/* Opens the regular file segs[0..count) for reading into *f (a descriptor the root's
+ * cache kept, when the look finds the file it reads unchanged). Fails *st otherwise. */
 static int aos_fa__open_regular(const aos_fa_root *root, const char *const *segs, size_t count,
-                                int *fd_out, struct stat *opened, int64_t *open_ns,
-                                aos_fa_status *st) {
-  *fd_out = -1;
+                                aos_fa__file *f, aos_fa_status *st) {
+  f->fd = -1;
+  f->keep = false;
   /* No segments names the root itself: a directory, never a regular file. */
   if (count == 0) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, 0, -1);
   int r = aos_fa_segments_check(segs, count, st);
   if (r != 0) return r;
+  bool cached = root->fdcache != NULL &&
+                aos_fa_posix_join(segs, count, f->key, sizeof f->key) == 0;
 
   int last = (int)count - 1;
   int dir = root->fd;
@@ -418,23 +433,38 @@ static int aos_fa__open_regular(const aos_fa_root *root, const char *const *segs
     if (r != 0) return r;
   }
   /* Look before opening: a FIFO, socket or device is refused without being opened. */
-  struct stat before;
-  if (fstatat(dir, segs[last], &before, AT_SYMLINK_NOFOLLOW) != 0) {
+  int64_t look_ns = cached ? aos_fa__now_ns() : 0;
+  struct stat *before = &f->look;
+  if (fstatat(dir, segs[last], before, AT_SYMLINK_NOFOLLOW) != 0) {
     int e = errno;
     if (dir != root->fd) close(dir);
+    if (cached) (void)aos_fa_fdcache_take(root->fdcache, f->key, NULL); /* closes one kept */
     if (e == ENOENT && count == 1) {
       r = aos_fa_root_check(root->fd, st); /* a removed root: ROOT_CHANGED */
       if (r != 0) return r;
     }
     return aos_fa__open_failed(e, last, st);
   }
-  if (!S_ISREG(before.st_mode)) {
+  if (cached) {
+    /* The file a kept descriptor reads, unchanged since it was opened: read it again
+     * (posix_fdcache.c). Any other entry closes the kept descriptor. */
+    int fd = aos_fa_fdcache_take(root->fdcache, f->key, before);
+    if (fd >= 0) {
+      if (dir != root->fd) close(dir);
+      f->fd = fd;
+      f->opened = *before;
+      f->open_ns = look_ns;
+      f->keep = true;
+      return 0;
+    }
+  }
+  if (!S_ISREG(before->st_mode)) {
     if (dir != root->fd) close(dir);
-    return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, S_ISLNK(before.st_mode) ? ELOOP : 0, last);
+    return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, S_ISLNK(before->st_mode) ? ELOOP : 0, last);
   }
   /* The entry may be swapped between the look and the open: the open still never
    * follows a link and never blocks, and the descriptor is checked again. */
-  *open_ns = aos_fa__now_ns();
+  f->open_ns = aos_fa__now_ns();
   int fd;
   do {
     fd = openat(dir, segs[last], AOS_FA__READ_FLAGS);
@@ -442,20 +472,39 @@ static int aos_fa__open_regular(const aos_fa_root *root, const char *const *segs
   int open_err = fd < 0 ? errno : 0;
   if (dir != root->fd) close(dir);
   if (fd < 0) return aos_fa__open_failed(open_err, last, st);
-  r = aos_fa__opened(fd, opened, last, st);
-  if (r == 0) *fd_out = fd;
-  return r;
+  r = aos_fa__opened(fd, &f->opened, last, st);
+  if (r != 0) return r;
+  f->fd = fd;
+  /* Kept only when the descriptor reads what the look saw, unchanged since. */
+  f->keep = cached && f->opened.st_dev == before->st_dev && f->opened.st_ino == before->st_ino &&
+            f->opened.st_ctime == before->st_ctime &&
+            AOS_FA_CTIME_NS(f->opened) == AOS_FA_CTIME_NS(*before);
+  return 0;
+}
+
+/* Done with the file: kept after a consistent read (ok) when it may be, else closed. */
+static void aos_fa__file_done(const aos_fa_root *root, aos_fa__file *f, bool ok) {
+  if (f->fd < 0) return;
+  if (ok && f->keep) {
+    aos_fa_fdcache_keep(root->fdcache, f->key, f->fd, &f->look);
+  } else {
+    close(f->fd);
+  }
+  f->fd = -1;
 }
 
 /* Reads [offset, offset + size) of the open file into the caller's buffer under the
- * consistency rule; `probe` for a whole read (growth past the end is seen). Closes fd. */
-static int aos_fa__read_consistent(int fd, uint8_t *buf, size_t size, uint64_t offset, bool probe,
-                                   uint64_t max_bytes, const struct stat *opened, int64_t open_ns,
+ * consistency rule; `probe` for a whole read (growth past the end is seen). Keeps or
+ * closes the file. */
+static int aos_fa__read_consistent(const aos_fa_root *root, aos_fa__file *f, uint8_t *buf,
+                                   size_t size, uint64_t offset, bool probe, uint64_t max_bytes,
                                    int last, aos_fa_status *st) {
-  bool racy = aos_fa__racy(opened, open_ns);
-  int r = aos_fa__read_pass(fd, buf, size, offset, probe, max_bytes, opened, last, st);
-  if (r == 0 && racy) r = aos_fa__confirm(fd, buf, size, offset, probe, max_bytes, opened, last, st);
-  close(fd);
+  bool racy = aos_fa__racy(&f->opened, f->open_ns);
+  int r = aos_fa__read_pass(f->fd, buf, size, offset, probe, max_bytes, &f->opened, last, st);
+  if (r == 0 && racy) {
+    r = aos_fa__confirm(f->fd, buf, size, offset, probe, max_bytes, &f->opened, last, st);
+  }
+  aos_fa__file_done(root, f, r == 0);
   return r;
 }
 
@@ -465,32 +514,30 @@ int aos_fa_read_into(const aos_fa_root *root, const char *const *segs, size_t co
   *data = NULL;
   *len = 0;
   if (version != NULL) memset(version, 0, sizeof *version);
-  int fd;
-  struct stat opened;
-  int64_t open_ns = 0;
-  int r = aos_fa__open_regular(root, segs, count, &fd, &opened, &open_ns, st);
+  aos_fa__file f;
+  int r = aos_fa__open_regular(root, segs, count, &f, st);
   if (r != 0) return r;
   int last = (int)count - 1;
-  if ((uint64_t)opened.st_size > max_bytes) {
-    close(fd);
+  if ((uint64_t)f.opened.st_size > max_bytes) {
+    aos_fa__file_done(root, &f, false);
     return aos_fa_fail(st, AOS_FA_OVER_BUDGET, 0, -1);
   }
-  if ((uint64_t)opened.st_size > (uint64_t)SIZE_MAX - 1) {
-    close(fd);
+  if ((uint64_t)f.opened.st_size > (uint64_t)SIZE_MAX - 1) {
+    aos_fa__file_done(root, &f, false);
     return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
   }
-  size_t size = (size_t)opened.st_size;
+  size_t size = (size_t)f.opened.st_size;
   /* The caller's destination, exactly the size (the growth probe has its own byte). */
   uint8_t *buf = alloc(ctx, size);
   *data = buf;
   if (buf == NULL && size > 0) {
-    close(fd);
+    aos_fa__file_done(root, &f, false);
     return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
   }
-  r = aos_fa__read_consistent(fd, buf, size, 0, true, max_bytes, &opened, open_ns, last, st);
+  r = aos_fa__read_consistent(root, &f, buf, size, 0, true, max_bytes, last, st);
   if (r != 0) return r;
   *len = size;
-  if (version != NULL) aos_fa_posix_version(&opened, version);
+  if (version != NULL) aos_fa_posix_version(&f.opened, version);
   aos_fa_status_ok(st);
   return 0;
 }
@@ -503,33 +550,31 @@ int aos_fa_read_range(const aos_fa_root *root, const char *const *segs, size_t c
   *len = 0;
   *size = 0;
   if (version != NULL) memset(version, 0, sizeof *version);
-  int fd;
-  struct stat opened;
-  int64_t open_ns = 0;
-  int r = aos_fa__open_regular(root, segs, count, &fd, &opened, &open_ns, st);
+  aos_fa__file f;
+  int r = aos_fa__open_regular(root, segs, count, &f, st);
   if (r != 0) return r;
   int last = (int)count - 1;
-  uint64_t file_size = (uint64_t)opened.st_size;
+  uint64_t file_size = (uint64_t)f.opened.st_size;
   uint64_t want = offset < file_size ? file_size - offset : 0;
   if (want > length) want = length;
   if (want > (uint64_t)SIZE_MAX - 1) {
-    close(fd);
+    aos_fa__file_done(root, &f, false);
     return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
   }
   size_t n = (size_t)want;
   uint8_t *buf = alloc(ctx, n);
   *data = buf;
   if (buf == NULL && n > 0) {
-    close(fd);
+    aos_fa__file_done(root, &f, false);
     return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
   }
   /* No probe: a file that grows or shrinks changes its size, which the fstat after
    * the read compares. */
-  r = aos_fa__read_consistent(fd, buf, n, offset, false, UINT64_MAX, &opened, open_ns, last, st);
+  r = aos_fa__read_consistent(root, &f, buf, n, offset, false, UINT64_MAX, last, st);
   if (r != 0) return r;
   *len = n;
   *size = file_size;
-  if (version != NULL) aos_fa_posix_version(&opened, version);
+  if (version != NULL) aos_fa_posix_version(&f.opened, version);
   aos_fa_status_ok(st);
   return 0;
 }

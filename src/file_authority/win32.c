@@ -390,6 +390,15 @@ static int aos_fa__read_checked(HANDLE h, uint8_t *buf, size_t size, uint64_t of
   return 0;
 }
 
+/* No descriptors are kept here: a read holds its handle denying write sharing (the
+ * consistency rule), which a kept handle would go on imposing on every writer. */
+aos_fa_fdcache *aos_fa_fdcache_new(void) { return NULL; }
+void aos_fa_fdcache_free(aos_fa_fdcache *c) { (void)c; }
+int aos_fa_fdcache_count(aos_fa_fdcache *c) {
+  (void)c;
+  return 0;
+}
+
 int aos_fa_read_into(const aos_fa_root *root, const char *const *segs, size_t count,
                      uint64_t max_bytes, aos_fa_alloc alloc, void *ctx, uint8_t **data,
                      size_t *len, aos_fa_version *version, aos_fa_status *st) {

@@ -1,6 +1,7 @@
 'use strict'
 // Builds test/file-authority/native/read_core.c against the file-authority C core alone
-// (no Node-API) and runs it: aos_fa_read_range and the read's version, both resolvers.
+// (no Node-API) and runs it: aos_fa_read_range and the read's version, both resolvers,
+// with and without the descriptors a reader keeps, and what it keeps when.
 
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
@@ -9,7 +10,7 @@ const path = require('node:path')
 const { execFileSync, spawnSync } = require('node:child_process')
 
 const root = path.join(__dirname, '..', '..')
-const CORE = ['segments.c', 'version.c', 'read.c', 'posix_walk.c', 'posix_read.c']
+const CORE = ['segments.c', 'version.c', 'read.c', 'posix_walk.c', 'posix_read.c', 'posix_fdcache.c']
   .map((f) => path.join(root, 'src', 'file_authority', f))
 
 describe('file-authority: read core alone (C)', function () {
@@ -17,7 +18,7 @@ describe('file-authority: read core alone (C)', function () {
     if (process.platform !== 'linux' || spawnSync('cc', ['--version']).status !== 0) this.skip()
   })
 
-  it('reads ranges and versions, refuses what a read refuses (both resolvers)', function () {
+  it('reads ranges and versions, refuses what a read refuses (both resolvers; descriptors kept or not); keeps only what it may', function () {
     this.timeout(60000)
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aos-readcore-'))
     try {
@@ -25,8 +26,8 @@ describe('file-authority: read core alone (C)', function () {
       execFileSync('cc', ['-std=c11', '-Wall', '-Wextra', '-Werror', '-D_GNU_SOURCE', '-g',
         '-pthread', '-fsanitize=address,undefined', '-fno-sanitize-recover=undefined', '-I', path.join(root, 'src'),
         path.join(__dirname, 'native', 'read_core.c'), ...CORE, '-o', exe])
-      for (const r of ['portable', 'openat2']) fs.mkdirSync(path.join(dir, r))
-      assert.equal(execFileSync(exe, [path.join(dir, 'portable'), path.join(dir, 'openat2')],
+      fs.mkdirSync(path.join(dir, 'trees'))
+      assert.equal(execFileSync(exe, [path.join(dir, 'trees')],
         { encoding: 'utf8', env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=1' } }), 'ok\n')
     } finally {
       fs.rmSync(dir, { recursive: true, force: true })

@@ -1,6 +1,9 @@
 /* The file-authority read core on its own, without Node-API: aos_fa_read_into and
- * aos_fa_read_range (slices, end of file, versions, refusals), under both resolvers.
- * Built and run by test/file-authority/hardening-read-core.test.js. Prints "ok". */
+ * aos_fa_read_range (slices, end of file, versions, refusals), under both resolvers,
+ * without and with the descriptors a reader keeps (posix_fdcache.c), and what is kept
+ * when. Built and run by test/file-authority/hardening-read-core.test.js (with
+ * AddressSanitizer's leak check). Prints "ok". */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -64,10 +67,10 @@ static aos_fa_kind range(const aos_fa_root *root, const char *const *segs, size_
   return st->kind;
 }
 
-static void run(aos_fa_resolver resolver, const char *base) {
+static void run(aos_fa_resolver resolver, const char *base, bool keep) {
   aos_fa_status st;
-  aos_fa_root root;
-  root.resolver = resolver;
+  aos_fa_root root = {-1, resolver, keep ? aos_fa_fdcache_new() : NULL};
+  CHECK(!keep || root.fdcache != NULL);
   CHECK(aos_fa_root_open(base, &root.fd, &st) == 0);
   mkdirat(root.fd, "d", 0755);
   int dfd = openat(root.fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -180,13 +183,198 @@ static void run(aos_fa_resolver resolver, const char *base) {
   CHECK(st.kind == AOS_FA_OVER_BUDGET && zero_version(&v));
 
   close(dfd);
+  aos_fa_fdcache_free(root.fdcache);
+  aos_fa_root_close(root.fd);
+}
+
+/* ------------------------------------------------- the descriptors a reader keeps */
+
+/* This process's open descriptors, and how many of them read a removed file. */
+static int open_fds(int *deleted) {
+  int n = 0;
+  if (deleted != NULL) *deleted = 0;
+  DIR *d = opendir("/proc/self/fd");
+  if (d == NULL) return -1;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.') continue;
+    n++;
+    char link[300], target[4096];
+    snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+    ssize_t len = readlink(link, target, sizeof target - 1);
+    if (len > 0 && deleted != NULL) {
+      target[len] = '\0';
+      if (strstr(target, " (deleted)") != NULL) (*deleted)++;
+    }
+  }
+  closedir(d);
+  return n - 1; /* the directory stream's own */
+}
+
+/* readRange of segs into a fresh buffer: the bytes must be `want` (wlen of them). */
+static void range_is(aos_fa_root *root, const char *const *segs, size_t count,
+                     const char *want, size_t wlen) {
+  dest d;
+  size_t got;
+  uint64_t size;
+  aos_fa_version v;
+  aos_fa_status st;
+  CHECK(range(root, segs, count, 0, 64, &d, &got, &size, &v, &st) == AOS_FA_OK);
+  CHECK(got == wlen && size == wlen && memcmp(d.buf, want, wlen) == 0);
+  free(d.buf);
+}
+
+static void keep_checks(aos_fa_resolver resolver, const char *base) {
+  aos_fa_status st;
+  aos_fa_root root = {-1, resolver, aos_fa_fdcache_new()};
+  CHECK(root.fdcache != NULL);
+  CHECK(aos_fa_root_open(base, &root.fd, &st) == 0);
+  mkdirat(root.fd, "d", 0755);
+  int dfd = openat(root.fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  put(dfd, "f", "first", 5);
+  const char *f[] = {"d", "f"};
+  const char *top[] = {"top"};
+  put(root.fd, "top", "top!", 4);
+  struct timespec pause = {0, 20 * 1000 * 1000};
+  nanosleep(&pause, NULL);
+  int deleted = 0;
+  int base_fds = open_fds(NULL);
+
+  /* A read keeps its descriptor; reading again reuses it, however often. */
+  range_is(&root, f, 2, "first", 5);
+  CHECK(aos_fa_fdcache_count(root.fdcache) == 1 && open_fds(NULL) == base_fds + 1);
+  for (int i = 0; i < 50; i++) range_is(&root, f, 2, "first", 5);
+  CHECK(aos_fa_fdcache_count(root.fdcache) == 1 && open_fds(NULL) == base_fds + 1);
+  range_is(&root, top, 1, "top!", 4); /* a file in the root itself */
+  CHECK(aos_fa_fdcache_count(root.fdcache) == 2);
+
+  /* Written in place (same inode, the ctime moves): the new bytes, one descriptor. */
+  nanosleep(&pause, NULL);
+  int fd = openat(dfd, "f", O_WRONLY | O_CLOEXEC);
+  CHECK(fd >= 0 && pwrite(fd, "FIRST", 5, 0) == 5);
+  close(fd);
+  range_is(&root, f, 2, "FIRST", 5);
+  CHECK(aos_fa_fdcache_count(root.fdcache) == 2 && open_fds(NULL) == base_fds + 2);
+
+  /* Replaced by another file: its bytes; the removed file's descriptor is closed. */
+  put(dfd, "g", "second", 6);
+  CHECK(renameat(dfd, "g", dfd, "f") == 0);
+  range_is(&root, f, 2, "second", 6);
+  CHECK(open_fds(&deleted) == base_fds + 2 && deleted == 0);
+
+  /* Removed: not found, and nothing of it is held open. */
+  CHECK(unlinkat(dfd, "f", 0) == 0);
+  CHECK(open_fds(&deleted) == base_fds + 2 && deleted == 1); /* until the next read */
+  dest d;
+  size_t got;
+  uint64_t size;
+  aos_fa_version v;
+  CHECK(range(&root, f, 2, 0, 8, &d, &got, &size, &v, &st) == AOS_FA_NOT_FOUND);
+  CHECK(open_fds(&deleted) == base_fds + 1 && deleted == 0);
+  CHECK(aos_fa_fdcache_count(root.fdcache) == 1);
+
+  /* A link, a FIFO, a directory swapped in at a kept name: refused as ever, closed. */
+  put(dfd, "f", "third", 5);
+  range_is(&root, f, 2, "third", 5);
+  CHECK(renameat(dfd, "f", dfd, "old") == 0);
+  CHECK(symlinkat("old", dfd, "f") == 0);
+  CHECK(range(&root, f, 2, 0, 8, &d, &got, &size, &v, &st) == AOS_FA_UNSAFE_ENTRY);
+  CHECK(st.err == ELOOP && d.calls == 0 && aos_fa_fdcache_count(root.fdcache) == 1);
+  CHECK(unlinkat(dfd, "f", 0) == 0 && renameat(dfd, "old", dfd, "f") == 0);
+  range_is(&root, f, 2, "third", 5);
+  CHECK(renameat(dfd, "f", dfd, "old") == 0 && mkfifoat(dfd, "f", 0644) == 0);
+  CHECK(range(&root, f, 2, 0, 8, &d, &got, &size, &v, &st) == AOS_FA_UNSAFE_ENTRY);
+  CHECK(d.calls == 0 && aos_fa_fdcache_count(root.fdcache) == 1);
+  CHECK(unlinkat(dfd, "f", 0) == 0 && renameat(dfd, "old", dfd, "f") == 0);
+  range_is(&root, f, 2, "third", 5);
+  CHECK(renameat(dfd, "f", dfd, "old") == 0 && mkdirat(dfd, "f", 0755) == 0);
+  CHECK(range(&root, f, 2, 0, 8, &d, &got, &size, &v, &st) == AOS_FA_UNSAFE_ENTRY);
+  CHECK(aos_fa_fdcache_count(root.fdcache) == 1);
+  CHECK(unlinkat(dfd, "f", AT_REMOVEDIR) == 0 && renameat(dfd, "old", dfd, "f") == 0);
+
+  /* The parent swapped for a link: refused at the parent, as without a kept one. */
+  range_is(&root, f, 2, "third", 5);
+  CHECK(renameat(root.fd, "d", root.fd, "d.real") == 0 && symlinkat("d.real", root.fd, "d") == 0);
+  CHECK(range(&root, f, 2, 0, 8, &d, &got, &size, &v, &st) == AOS_FA_UNSAFE_ENTRY);
+  CHECK(st.segment == 0);
+  CHECK(unlinkat(root.fd, "d", 0) == 0 && renameat(root.fd, "d.real", root.fd, "d") == 0);
+
+  /* A chmod moves the ctime: the kept descriptor is not used (an open decides again). */
+  range_is(&root, f, 2, "third", 5);
+  struct stat sb;
+  CHECK(fstatat(dfd, "f", &sb, 0) == 0);
+  nanosleep(&pause, NULL);
+  CHECK(fchmodat(dfd, "f", 0640, 0) == 0);
+  range_is(&root, f, 2, "third", 5);
+  CHECK(aos_fa_fdcache_count(root.fdcache) == 2);
+
+  /* Over budget: refused; a whole read (readBytes) shares what is kept. */
+  uint8_t *all = NULL;
+  size_t alllen = 0;
+  CHECK(aos_fa_read(&root, f, 2, 4, &all, &alllen, NULL, &st) != 0 && st.kind == AOS_FA_OVER_BUDGET);
+  CHECK(aos_fa_read(&root, f, 2, 5, &all, &alllen, NULL, &st) == 0);
+  CHECK(alllen == 5 && memcmp(all, "third", 5) == 0);
+  free(all);
+
+  /* At most AOS_FA_FDCACHE_SLOTS: the least recently read gives way. */
+  char name[16];
+  for (int i = 0; i < AOS_FA_FDCACHE_SLOTS + 3; i++) {
+    snprintf(name, sizeof name, "n%d", i);
+    put(dfd, name, name, strlen(name));
+  }
+  nanosleep(&pause, NULL);
+  for (int i = 0; i < AOS_FA_FDCACHE_SLOTS + 3; i++) {
+    snprintf(name, sizeof name, "n%d", i);
+    const char *n[] = {"d", name};
+    range_is(&root, n, 2, name, strlen(name));
+    CHECK(open_fds(NULL) == base_fds + (i + 3 < AOS_FA_FDCACHE_SLOTS ? i + 3 : AOS_FA_FDCACHE_SLOTS));
+  }
+  CHECK(aos_fa_fdcache_count(root.fdcache) == AOS_FA_FDCACHE_SLOTS);
+
+  /* In the whole process at most AOS_FA_FDCACHE_PROCESS_MAX, whatever the readers. */
+  enum { READERS = AOS_FA_FDCACHE_PROCESS_MAX / AOS_FA_FDCACHE_SLOTS + 2 };
+  aos_fa_root more[READERS];
+  int kept = AOS_FA_FDCACHE_SLOTS;
+  for (int r = 0; r < READERS; r++) {
+    more[r].resolver = resolver;
+    more[r].fdcache = aos_fa_fdcache_new();
+    CHECK(aos_fa_root_open(base, &more[r].fd, &st) == 0);
+    for (int i = 0; i < AOS_FA_FDCACHE_SLOTS; i++) {
+      snprintf(name, sizeof name, "n%d", i);
+      const char *n[] = {"d", name};
+      range_is(&more[r], n, 2, name, strlen(name));
+    }
+    kept += aos_fa_fdcache_count(more[r].fdcache);
+  }
+  CHECK(kept == AOS_FA_FDCACHE_PROCESS_MAX);
+  for (int r = 0; r < READERS; r++) {
+    aos_fa_fdcache_free(more[r].fdcache);
+    aos_fa_root_close(more[r].fd);
+  }
+
+  /* Freed: every kept descriptor is closed. */
+  aos_fa_fdcache_free(root.fdcache);
+  root.fdcache = NULL;
+  CHECK(open_fds(NULL) == base_fds);
+  close(dfd);
   aos_fa_root_close(root.fd);
 }
 
 int main(int argc, char **argv) {
-  if (argc != 3) return 2;
-  run(AOS_FA_RESOLVE_PORTABLE, argv[1]);
-  if (aos_fa_openat2_available()) run(AOS_FA_RESOLVE_OPENAT2, argv[2]);
+  if (argc != 2) return 2;
+  static const char *const sub[] = {"portable", "portable-kept", "openat2", "openat2-kept", "keep-portable", "keep-openat2"};
+  char dirs[6][4096];
+  for (int i = 0; i < 6; i++) {
+    snprintf(dirs[i], sizeof dirs[i], "%s/%s", argv[1], sub[i]);
+    if (mkdir(dirs[i], 0755) != 0) return 2;
+  }
+  bool openat2 = aos_fa_openat2_available();
+  run(AOS_FA_RESOLVE_PORTABLE, dirs[0], false);
+  run(AOS_FA_RESOLVE_PORTABLE, dirs[1], true);
+  if (openat2) run(AOS_FA_RESOLVE_OPENAT2, dirs[2], false);
+  if (openat2) run(AOS_FA_RESOLVE_OPENAT2, dirs[3], true);
+  keep_checks(AOS_FA_RESOLVE_PORTABLE, dirs[4]);
+  if (openat2) keep_checks(AOS_FA_RESOLVE_OPENAT2, dirs[5]);
   if (failures != 0) return 1;
   puts("ok");
   return 0;

@@ -340,7 +340,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "root open failed\n");
     return 2;
   }
-  aos_fa_root root = {fd, AOS_FA_RESOLVE_PORTABLE};
+  aos_fa_root root = {fd, AOS_FA_RESOLVE_PORTABLE, NULL};
   const char *resolver = getenv("WRITE_TEST_RESOLVER");
   if (resolver != NULL && strcmp(resolver, "openat2") == 0) root.resolver = AOS_FA_RESOLVE_OPENAT2;
   if (strcmp(argv[2], "checks") == 0) {
