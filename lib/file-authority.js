@@ -24,6 +24,7 @@ const {
   encodeText,
   copyBytes,
   checkWriteOptions,
+  checkRangeOptions,
   OPERATIONS
 } = require('./internal/file-authority-common.js')
 
@@ -216,6 +217,7 @@ function toStat (raw) {
 }
 
 const same = (raw) => raw
+const toRange = (raw) => (raw === undefined ? undefined : { bytes: raw[0], size: raw[1], version: raw[2] })
 const optional = (convert) => (raw) => (raw === undefined ? undefined : convert(raw))
 const nothing = () => undefined
 const W_PARENTS = 1
@@ -235,7 +237,7 @@ const NATIVE = {
   },
   readRange: {
     call: (n, h, [segs, r], async) => n.readRange(h, segs, r.offset, r.length, async),
-    result: optional((raw) => ({ bytes: raw[0], size: raw[1], version: raw[2] }))
+    result: toRange
   },
   list: { call: (n, h, [segs], async) => n.list(h, segs, async), result: optional(toListing) },
   walk: { call: (n, h, [segs, w], async) => n.walk(h, segs, w.maxEntries, w.maxDepth, async), result: optional(toWalkListing) },
@@ -343,6 +345,43 @@ function readBytes (segments, options) {
   }
 }
 
+// A sync readRange of at most this many bytes reads into memory allocated here, the
+// way Buffer.allocUnsafe allocates it (an ArrayBuffer that is not zero-filled, made
+// without a call into C++); the result is a plain Uint8Array over it, or a copy of the
+// bytes read when the file ended first (no result keeps memory it does not show).
+const RANGE_DEST_MAX = 64 * 1024
+const RANGE_DEST_MIN = 8 * 1024 + 1 // smaller ones: a zero-filled ArrayBuffer made in C
+
+function readRangeSync (segments, options) {
+  const state = readState(this, 'readRange')
+  const joined = joinSegments(segments, 'readRange')
+  const { offset, length } = checkRangeOptions(options, 'readRange')
+  const n = nativeFor(state, 'readRange')
+  const dest = length >= RANGE_DEST_MIN && length <= RANGE_DEST_MAX ? Buffer.allocUnsafeSlow(length) : undefined
+  let raw
+  try {
+    raw = n.readRange(state.handle, joined, offset, length, false, dest)
+  } catch (err) {
+    throw toError(err, 'readRange')
+  }
+  if (raw === undefined || typeof raw[0] !== 'number') return toRange(raw)
+  const count = raw[0]
+  const bytes = count === length ? new Uint8Array(dest.buffer, 0, count) : new Uint8Array(dest.subarray(0, count))
+  return { bytes, size: raw[1], version: raw[2] }
+}
+
+function readRange (segments, options) {
+  try {
+    const state = readState(this, 'readRange')
+    const joined = joinSegments(segments, 'readRange')
+    const { offset, length } = checkRangeOptions(options, 'readRange')
+    const n = nativeFor(state, 'readRange')
+    return track(state, 'readRange', n.readRange(state.handle, joined, offset, length, true)).then(toRange)
+  } catch (err) {
+    return Promise.reject(toError(err, 'readRange'))
+  }
+}
+
 /** writeText's content for the binding: a well-formed string as it is (the binding
  * converts it to UTF-8 once, with no Buffer in between), bytes checked and copied. */
 function textArg (text, operation) {
@@ -379,6 +418,8 @@ function writeAsync (self, operation, segments, bytes, options, utf8) {
 const HOT = {
   readBytesSync,
   readBytes,
+  readRangeSync,
+  readRange,
   writeTextSync (segments, text, options) { writeSync(this, 'writeText', segments, text, options, true) },
   writeText (segments, text, options) { return writeAsync(this, 'writeText', segments, text, options, true) },
   writeBytesSync (segments, bytes, options) { writeSync(this, 'writeBytes', segments, bytes, options, false) },

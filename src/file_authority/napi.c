@@ -415,10 +415,20 @@ typedef struct {
   napi_env env;  /* set for a sync read: small results may be ArrayBuffers */
   napi_value ab; /* the ArrayBuffer, or NULL */
   uint8_t *heap; /* the malloc'ed buffer, or NULL */
+  /* A sync readRange's destination made by the JS layer (lib/file-authority.js
+   * readRangeSync), used when the read fits: the bytes land in memory allocated the
+   * way Buffer.allocUnsafe allocates it, with no object made here. */
+  uint8_t *given;
+  size_t given_len;
+  bool used_given;
 } aos_fa__dest;
 
 static uint8_t *aos_fa__dest_alloc(void *ctx, size_t size) {
   aos_fa__dest *d = ctx;
+  if (d->env != NULL && d->given != NULL && size <= d->given_len) {
+    d->used_given = true;
+    return d->given;
+  }
   if (d->env == NULL || size > AOS_FA__SYNC_AB_MAX) {
     d->heap = malloc(size > 0 ? size : 1);
     return d->heap;
@@ -601,9 +611,30 @@ static napi_value aos_fa__result_read(napi_env env, aos_fa__op *op) {
   return arr;
 }
 
-/* readRange(h, segs, offset, length, async) -> [bytes, size, version] */
+/* readRange(h, segs, offset, length, async, dest?) -> [bytes, size, version], or
+ * [count, size, version] when the bytes went into `dest` (a Uint8Array, sync only:
+ * an async read allocates its own, since its worker thread must not write into a JS
+ * buffer). */
 static bool aos_fa__decode_range(napi_env env, napi_value *argv, aos_fa__op *op) {
-  return aos_fa__arg_u64(env, argv[2], &op->a) && aos_fa__arg_u64(env, argv[3], &op->b);
+  if (!aos_fa__arg_u64(env, argv[2], &op->a) || !aos_fa__arg_u64(env, argv[3], &op->b)) {
+    return false;
+  }
+  napi_valuetype t;
+  AOS_CALL(env, napi_typeof(env, argv[5], &t), false);
+  if (t == napi_undefined) return true;
+  bool is = false;
+  napi_typedarray_type type = napi_int8_array;
+  void *data = NULL;
+  size_t len = 0;
+  if (napi_is_typedarray(env, argv[5], &is) != napi_ok || !is ||
+      napi_get_typedarray_info(env, argv[5], &type, &len, &data, NULL, NULL) != napi_ok ||
+      type != napi_uint8_array) {
+    aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
+    return false;
+  }
+  op->dest.given = data;
+  op->dest.given_len = len;
+  return true;
 }
 
 static void aos_fa__run_range(aos_fa__op *op) {
@@ -615,8 +646,12 @@ static void aos_fa__run_range(aos_fa__op *op) {
 
 static napi_value aos_fa__result_range(napi_env env, aos_fa__op *op) {
   napi_value v[3], arr;
-  v[0] = aos_fa__bytes_value(env, op);
-  if (v[0] == NULL) return NULL;
+  if (op->dest.used_given) {
+    AOS_CALL(env, napi_create_double(env, (double)op->len, &v[0]), NULL);
+  } else {
+    v[0] = aos_fa__bytes_value(env, op);
+    if (v[0] == NULL) return NULL;
+  }
   AOS_CALL(env, napi_create_double(env, (double)op->size, &v[1]), NULL);
   v[2] = aos_fa__version_value(env, &op->version);
   if (v[2] == NULL) return NULL;
