@@ -14,6 +14,12 @@
  *   its own past it (a regular file at rest returns size: its end; a byte more would
  *   mean the file grew), fstat again (same identity, size, mtime and ctime), close,
  *   free.
+ *   MODE "openat2-kept" / "walk-kept": the same reads as a ReadAuthority makes them
+ *   once it keeps the file's descriptor (src/file_authority/posix_fdcache.c): the
+ *   first read as above but the descriptor kept; each later one resolves the parent,
+ *   fstatats the name, closes the parent, and, the look finding the kept file with
+ *   the same identity and ctime, reads through the kept descriptor (preadv, fstat)
+ *   without opening or closing it.
  * The package reads a file modified within the last second twice, behind a bounded
  * write barrier; the bench's fixtures are dated an hour back so that they take the
  * ordinary path. The root directory is opened once, outside the loop, as an
@@ -22,18 +28,38 @@
 
 #include <sys/uio.h>
 
-static int open_final (int rootfd, const char *rel, int use_openat2) {
+/* The descriptor kept by the "-kept" modes, and what the look saw before its open. */
+static int kept_fd = -1;
+static struct stat kept_look;
+
+static int same_file (const struct stat *a, const struct stat *b) {
+  return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+         a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/* The file's descriptor and *look, the look at it; *kept when it is the kept one. */
+static int open_final (int rootfd, const char *rel, int use_openat2, int keep, struct stat *look,
+                       int *kept) {
   const int flags = O_RDONLY | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC;
-  struct stat st;
   char dir[4096];
   const char *name = bench_split(rel, dir, sizeof dir);
   int dfd = rootfd;
+  *kept = 0;
   if (dir[0] != '\0') {
     dfd = bench_open_dir(rootfd, dir, use_openat2, O_PATH);
     if (dfd < 0) return -1;
   }
-  if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) bench_die("fstatat", errno);
-  if (!S_ISREG(st.st_mode)) bench_die("not a regular file", EINVAL);
+  if (fstatat(dfd, name, look, AT_SYMLINK_NOFOLLOW) != 0) bench_die("fstatat", errno);
+  if (keep && kept_fd >= 0) {
+    if (S_ISREG(look->st_mode) && same_file(look, &kept_look)) {
+      if (dfd != rootfd) close(dfd);
+      *kept = 1;
+      return kept_fd;
+    }
+    close(kept_fd);
+    kept_fd = -1;
+  }
+  if (!S_ISREG(look->st_mode)) bench_die("not a regular file", EINVAL);
   int fd = bench_openat(dfd, name, flags, 0);
   int saved = errno;
   if (dfd != rootfd) close(dfd);
@@ -41,11 +67,14 @@ static int open_final (int rootfd, const char *rel, int use_openat2) {
   return fd;
 }
 
-static unsigned read_once (int rootfd, const char *rel, int use_openat2) {
-  int fd = open_final(rootfd, rel, use_openat2);
+static unsigned read_once (int rootfd, const char *rel, int use_openat2, int keep) {
+  struct stat look;
+  int kept;
+  int fd = open_final(rootfd, rel, use_openat2, keep, &look, &kept);
   if (fd < 0) bench_die("open", errno);
   struct stat before, after;
-  if (fstat(fd, &before) != 0) bench_die("fstat", errno);
+  if (kept) before = look;
+  else if (fstat(fd, &before) != 0) bench_die("fstat", errno);
   size_t size = (size_t) before.st_size;
   unsigned char *buf = malloc(size ? size : 1);
   if (!buf) bench_die("malloc", ENOMEM);
@@ -78,7 +107,12 @@ static unsigned read_once (int rootfd, const char *rel, int use_openat2) {
       after.st_mtim.tv_nsec != before.st_mtim.tv_nsec ||
       after.st_ctim.tv_sec != before.st_ctim.tv_sec ||
       after.st_ctim.tv_nsec != before.st_ctim.tv_nsec) bench_die("file changed", EIO);
-  close(fd);
+  if (keep && (kept || same_file(&before, &look))) {
+    kept_fd = fd;
+    kept_look = look;
+  } else {
+    close(fd);
+  }
   unsigned sink = size ? buf[size - 1] : 0;
   free(buf);
   return sink;
@@ -86,11 +120,14 @@ static unsigned read_once (int rootfd, const char *rel, int use_openat2) {
 
 int main (int argc, char **argv) {
   if (argc != 5) {
-    fprintf(stderr, "usage: read_loop openat2|walk ROOT REL N\n");
+    fprintf(stderr, "usage: read_loop openat2|walk|openat2-kept|walk-kept ROOT REL N\n");
     return 2;
   }
-  int use_openat2 = strcmp(argv[1], "openat2") == 0;
-  if (!use_openat2 && strcmp(argv[1], "walk") != 0) bench_die("mode", EINVAL);
+  int use_openat2 = strncmp(argv[1], "openat2", 7) == 0;
+  const char *rest = argv[1] + (use_openat2 ? 7 : 4);
+  if (!use_openat2 && strncmp(argv[1], "walk", 4) != 0) bench_die("mode", EINVAL);
+  int keep = strcmp(rest, "-kept") == 0;
+  if (!keep && rest[0] != '\0') bench_die("mode", EINVAL);
   long n = bench_parse_count(argv[4]);
   int rootfd = bench_openat(AT_FDCWD, argv[2], O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
   if (rootfd < 0) bench_die("open root", errno);
@@ -103,10 +140,10 @@ int main (int argc, char **argv) {
     if (probe >= 0) close(probe);
   }
   volatile unsigned sink = 0;
-  for (long i = 0, w = bench_warmup_count(n); i < w; i++) sink += read_once(rootfd, argv[3], use_openat2);
+  for (long i = 0, w = bench_warmup_count(n); i < w; i++) sink += read_once(rootfd, argv[3], use_openat2, keep);
   bench_mark("MARK");
   uint64_t t0 = bench_now_ns();
-  for (long i = 0; i < n; i++) sink += read_once(rootfd, argv[3], use_openat2);
+  for (long i = 0; i < n; i++) sink += read_once(rootfd, argv[3], use_openat2, keep);
   uint64_t t1 = bench_now_ns();
   bench_mark("END");
   printf("%.1f\n", (double) (t1 - t0) / (double) n);

@@ -99,6 +99,22 @@ function writeFile (file, size) {
   lastWrite = Date.now()
 }
 
+/** `count` more names for `file` in its directory (hard links, made once; each moves
+ * the file's ctime, so the file is not at rest again until atRest()). */
+function linkNames (file, count) {
+  const names = []
+  for (let i = 0; i < count; i++) {
+    const n = `${path.basename(file)}.link${i}`
+    const p = path.join(path.dirname(file), n)
+    if (!fs.existsSync(p)) {
+      fs.linkSync(file, p)
+      lastWrite = Date.now()
+    }
+    names.push(n)
+  }
+  return names
+}
+
 /** A directory `dir` with `count` entries in no particular order: every tenth a
  * directory, the rest empty files. */
 function makeListing (dir, count) {
@@ -111,4 +127,4 @@ function makeListing (dir, count) {
   }
 }
 
-module.exports = { diskBase, tmpfsBase, writeFile, atRest, makeListing, cleanup, mkTemp }
+module.exports = { diskBase, tmpfsBase, writeFile, linkNames, atRest, makeListing, cleanup, mkTemp }

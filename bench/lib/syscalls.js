@@ -66,7 +66,9 @@ function check (ctx) {
     writeFile(path.join(write.root, ...write.segments), 4096)
     const lock = path.join(dir, 'l.lock')
     fs.writeFileSync(lock, '')
-    const cfg = JSON.stringify({ read, write, lock })
+    const range = { root: path.join(dir, 'g'), segments: ['range.bin'], offset: 1000, length: 4096 }
+    writeFile(path.join(range.root, ...range.segments), 16384)
+    const cfg = JSON.stringify({ read, write, lock, range })
     atRest() // a file changed in the last second takes the checked path
     const target = path.join(__dirname, 'trace-target.js')
     const pkg = trace(process.execPath, [target, cfg], {}, dir, 'package')
@@ -74,8 +76,11 @@ function check (ctx) {
     const P = ctx.programs
     const rel = read.segments.join('/')
     const pairs = [
-      { id: 'read-openat2', label: 'readBytesSync vs C read loop (openat2)', pkg: pkg.read, program: P.read_loop, args: ['openat2', read.root, rel, '1'] },
-      { id: 'read-walk', label: 'readBytesSync, portable walk vs C read loop (walk)', pkg: portable.read, program: P.read_loop, args: ['walk', read.root, rel, '1'] },
+      // A reader keeps the descriptor of a file it read (the traced call is not its first
+      // read of the file): the "-kept" modes; without them the first-read sequence.
+      { id: 'read-openat2', label: 'readBytesSync vs C read loop (openat2)', pkg: pkg.read, program: P.read_loop, modes: ['openat2-kept', 'openat2'], args: (mode) => [mode, read.root, rel, '1'] },
+      { id: 'read-walk', label: 'readBytesSync, portable walk vs C read loop (walk)', pkg: portable.read, program: P.read_loop, modes: ['walk-kept', 'walk'], args: (mode) => [mode, read.root, rel, '1'] },
+      { id: 'range', label: 'readRangeSync vs C range loop', pkg: pkg.range, program: P.range_loop, modes: ['package', 'first'], args: (mode) => [mode, range.root, range.segments[0], '1', String(range.length)] },
       { id: 'write', label: 'writeTextSync vs C write loop', pkg: pkg.write, program: P.write_loop, modes: ['tmpfile', 'excl'], args: (mode) => [mode, 'openat2', write.root, write.segments.join('/'), '4096', '1'] },
       { id: 'lock', label: 'tryAcquire + release vs C lock loop', pkg: pkg.lock, program: P.lock_loop, args: [lock, '1'] }
     ]

@@ -28,6 +28,13 @@ if (fa && cfg.read) {
     traced('read', () => r.readBytesSync(cfg.read.segments, { maxBytes: 1 << 20 }))
   } catch {}
 }
+if (fa && cfg.range) {
+  try {
+    const r = fa.openReadAuthoritySync(cfg.range.root)
+    const opts = { offset: cfg.range.offset, length: cfg.range.length }
+    traced('range', () => r.readRangeSync(cfg.range.segments, opts))
+  } catch {}
+}
 if (fa && cfg.write) {
   try {
     const w = fa.openWriteAuthoritySync(cfg.write.root)

@@ -7,7 +7,7 @@ const path = require('node:path')
 const { timeSync, timeAsync } = require('../lib/measure.js')
 const { runRow } = require('../lib/row.js')
 const { runSeries } = require('../lib/series.js')
-const { writeFile, atRest } = require('../lib/fixtures.js')
+const { writeFile, linkNames, atRest } = require('../lib/fixtures.js')
 const { koffiReader } = require('../lib/koffi-reader.js')
 const { fmtBytes } = require('../lib/report.js')
 const { Unavailable } = require('../lib/pkg.js')
@@ -21,16 +21,23 @@ function workerUnavailable (err) {
   throw new Unavailable(err.message.startsWith('not available') ? err.message : `not available (primitive not built): ${err.message}`)
 }
 
+// More names for one file than an authority keeps descriptors of (posix_fdcache.c):
+// reading them in turn never finds one kept.
+const TURN = 8
+
 function smallFixture (ctx) {
   const root = path.join(ctx.disk.dir, 'read')
   const segments = ['d1', 'd2', 'd3', 'file.bin']
   writeFile(path.join(root, ...segments), 4 * KiB)
-  return { root, segments, rel: segments.join('/') }
+  // The names read in turn, made with the file (a new link moves its ctime, and a file
+  // changed in the last second is read twice: every reader's atRest() comes after).
+  const turn = linkNames(path.join(root, ...segments), TURN)
+  return { root, segments, rel: segments.join('/'), turn }
 }
 
 async function rows (ctx) {
   const out = []
-  const { root, segments, rel } = smallFixture(ctx)
+  const { root, segments, rel, turn } = smallFixture(ctx)
   const where = `${ctx.disk.type}, ${ctx.disk.where}`
   const budget = { maxBytes: MiB }
 
@@ -47,7 +54,7 @@ async function rows (ctx) {
       notes: [
         'The package opens its authority once, outside the timing; fs.readFileSync joins the path each call.',
         'The portable-walk implementation runs in a child process started with AGENT_OS_FA_RESOLVER=portable.',
-        'The C loops make the package\'s calls (see the syscall check): openat2 resolver: openat2 of the parent beneath the root, fstatat of the name, openat of the name, close of the parent, fstat, preadv (buffer + probe byte), fstat, close; portable: openat per parent component instead of the openat2. Fixture files are dated an hour back and a second old (files at rest).',
+        'The C loops make the package\'s calls (see the syscall check). A ReadAuthority keeps the descriptor of a file it read (src/file_authority/posix_fdcache.c), so every read after the first is: openat2 of the parent beneath the root, fstatat of the name (the kept file, same identity and ctime), close of the parent, preadv (buffer + probe byte) and fstat through the kept descriptor; portable: openat per parent component instead of the openat2. A first read (nothing kept) adds openat, fstat and close: the "8 files in turn" implementation reads more files in turn than an authority keeps, so every one of its reads is a first read. Fixture files are dated an hour back and a second old (files at rest).',
         'The Koffi rooted reader (bench/lib/koffi-reader.js) reads through the FFI transport this package replaced (one pread of size + 1 bytes for preadv).'
       ],
       impls: [
@@ -68,12 +75,23 @@ async function rows (ctx) {
           setup: () => () => timeSync(n, () => fs.readFileSync(path.join(root, 'd1', 'd2', 'd3', 'file.bin')))
         },
         {
+          id: 'pkg-first',
+          label: 'agent-os readBytesSync, 8 files in turn (nothing kept)',
+          role: 'reference',
+          setup: () => {
+            const a = packageReader(ctx, root, null)
+            const dirs = segments.slice(0, -1)
+            let i = 0
+            return () => timeSync(n, () => a.readBytesSync([...dirs, turn[i++ % turn.length]], budget))
+          }
+        },
+        {
           id: 'c-openat2',
           label: 'C loop, one openat2',
           role: 'alternative',
           setup: () => {
             needOpenat2(ctx)
-            return cLoop(ctx, 'read_loop', () => ['openat2', root, rel, String(n)])
+            return cLoop(ctx, 'read_loop', () => ['openat2-kept', root, rel, String(n)])
           }
         },
         {
@@ -105,14 +123,15 @@ async function rows (ctx) {
           id: 'c-walk',
           label: 'C loop, openat walk per component',
           role: 'alternative',
-          setup: () => cLoop(ctx, 'read_loop', () => ['walk', root, rel, String(n)])
+          setup: () => cLoop(ctx, 'read_loop', () => ['walk-kept', root, rel, String(n)])
         }
       ],
       comparisons: [
         { pkg: 'pkg', alt: 'fs', limit: 0.6, target: '<= 0.6x', applicable: ctx.openat2, note: 'n/a (no openat2)' },
         { pkg: 'pkg', alt: 'koffi', limit: 0.5, target: '<= 0.5x' },
         { pkg: 'pkg', alt: 'c-openat2', limit: 1.5, target: '<= 1.5x' },
-        { pkg: 'pkg-portable', alt: 'c-walk', limit: 1.3, target: '<= 1.3x' }
+        { pkg: 'pkg-portable', alt: 'c-walk', limit: 1.3, target: '<= 1.3x' },
+        { pkg: 'pkg-first', alt: 'fs', target: '-', note: 'reference: every read a first read' }
       ]
     }, ctx))
   }
@@ -188,7 +207,7 @@ async function rows (ctx) {
           role: 'alternative',
           setup: () => {
             needOpenat2(ctx)
-            return cLoop(ctx, 'read_loop', () => ['openat2', bigRoot, 'big.bin', String(n)])
+            return cLoop(ctx, 'read_loop', () => ['openat2-kept', bigRoot, 'big.bin', String(n)])
           }
         }
       ],
@@ -254,13 +273,13 @@ async function series (ctx) {
           label: 'C openat2',
           setup: (p) => {
             needOpenat2(ctx)
-            return cLoop(ctx, 'read_loop', () => ['openat2', root, p.segments.join('/'), String(p.n)])
+            return cLoop(ctx, 'read_loop', () => ['openat2-kept', root, p.segments.join('/'), String(p.n)])
           }
         },
         {
           id: 'c-walk',
           label: 'C walk',
-          setup: (p) => cLoop(ctx, 'read_loop', () => ['walk', root, p.segments.join('/'), String(p.n)])
+          setup: (p) => cLoop(ctx, 'read_loop', () => ['walk-kept', root, p.segments.join('/'), String(p.n)])
         }
       ]
     }, ctx))
@@ -305,7 +324,7 @@ async function series (ctx) {
           label: 'C read',
           setup: (p) => {
             needOpenat2(ctx)
-            return cLoop(ctx, 'read_loop', () => ['openat2', root, p.name, String(p.n)])
+            return cLoop(ctx, 'read_loop', () => ['openat2-kept', root, p.name, String(p.n)])
           }
         }
       ]
