@@ -189,6 +189,30 @@ function pause (ms, signal) {
   })
 }
 
+// The pid a refusal reports. A refused attempt names the holder from the kernel's lock
+// table (Linux) or from the record the holder writes into the guard just after it
+// locks (elsewhere). In that instant the record is still empty and the attempt, which
+// never waits, names no one; so before a refusal is reported, an unnamed holder is
+// asked for again (native holder(): it reads, never locks) after 1, 2, 4 and 8 ms,
+// while the guard still shows no record. The JavaScript thread never sleeps: these
+// are timers.
+const NAME_DELAYS_MS = [1, 2, 4, 8]
+
+async function nameHolder (lockPath, pid) {
+  if (pid !== 0 || native === undefined || typeof native.holder !== 'function') return pid
+  for (const ms of NAME_DELAYS_MS) {
+    await pause(ms)
+    let h
+    try {
+      h = native.holder(lockPath)
+    } catch {
+      return 0
+    }
+    if (h >= 0) return h // named, or unknown for good
+  }
+  return 0
+}
+
 // The bounded retry loop of acquire (and of withLock when asked to wait).
 async function waitFor (lockPath, operation, timeoutMs, signal) {
   if (signal !== undefined && signal.aborted) throw signal.reason
@@ -198,7 +222,7 @@ async function waitFor (lockPath, operation, timeoutMs, signal) {
     const r = attempt(lockPath, operation, true)
     if (typeof r !== 'number') return r
     const left = deadline - performance.now()
-    if (left <= 0) throw new NodeLockError('LOCK_TIMEOUT', { operation, holderPid: r })
+    if (left <= 0) throw new NodeLockError('LOCK_TIMEOUT', { operation, holderPid: await nameHolder(lockPath, r) })
     // Full jitter over the upper half, so contenders that were refused together do
     // not retry together.
     const wait = Math.min(left, delay / 2 + Math.random() * (delay / 2))
@@ -229,7 +253,7 @@ async function withLock (lockPath, fn, options) {
     guard = await waitFor(lockPath, 'withLock', timeoutMs, signal)
   } else {
     const r = attempt(lockPath, 'withLock', true)
-    if (typeof r === 'number') throw new NodeLockError('LOCK_HELD', { operation: 'withLock', holderPid: r })
+    if (typeof r === 'number') throw new NodeLockError('LOCK_HELD', { operation: 'withLock', holderPid: await nameHolder(lockPath, r) })
     guard = r
   }
   try {

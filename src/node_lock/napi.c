@@ -98,6 +98,49 @@ static napi_value aos_lock__throw_raw(napi_env env, const char *kind, int err) {
  * call; longer ones are allocated. */
 #define AOS_LOCK__PATH_STACK 1024
 
+/* The path argument `v` as UTF-8 in `stack` (AOS_LOCK__PATH_STACK bytes) or, when
+ * longer, an allocated copy (free it when it is not `stack`). NULL with an exception
+ * pending when it is not a string, is empty or holds a NUL. */
+static char *aos_lock__path_arg(napi_env env, napi_value v, char *stack) {
+  size_t len = 0;
+  char *path = stack;
+  napi_status s = napi_get_value_string_utf8(env, v, stack, AOS_LOCK__PATH_STACK, &len);
+  if (s == napi_string_expected) {
+    aos_napi_throw_type(env, "ERR_INVALID_ARG_TYPE", "path must be a string");
+    return NULL;
+  }
+  AOS_CALL(env, s, NULL);
+  if (len + 1 >= AOS_LOCK__PATH_STACK) { /* may not have fitted: the allocated copy */
+    path = aos_napi_get_utf8(env, v, &len);
+    if (path == NULL) return NULL;
+  }
+  if (len == 0 || strlen(path) != len) {
+    if (path != stack) free(path);
+    aos_lock__throw_raw(env, "INVALID_PATH", 0);
+    return NULL;
+  }
+  return path;
+}
+
+/* holder(path) -> the holder's pid (> 0), 0 when it cannot be known, -1 when the
+ * guard holds no record yet (a holder between its lock and its record, where holders
+ * record themselves). Never takes the lock. */
+static napi_value aos_lock__holder(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  AOS_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL), NULL);
+  if (argc < 1) return aos_napi_throw_type(env, "ERR_INVALID_ARG_TYPE", "holder(path)");
+  char stack[AOS_LOCK__PATH_STACK];
+  char *path = aos_lock__path_arg(env, argv[0], stack);
+  if (path == NULL) return NULL;
+  int64_t pid = 0;
+  int r = aos_lock_holder(path, &pid);
+  if (path != stack) free(path);
+  napi_value out;
+  AOS_CALL(env, napi_create_double(env, r < 0 ? 0.0 : (double)pid, &out), NULL);
+  return out;
+}
+
 static napi_value aos_lock__try_lock(napi_env env, napi_callback_info info) {
   size_t argc = 2;
   napi_value argv[2];
@@ -112,21 +155,8 @@ static napi_value aos_lock__try_lock(napi_env env, napi_callback_info info) {
     return aos_napi_throw_type(env, "ERR_INVALID_ARG_TYPE", "wantHolder must be a boolean");
   }
   char stack[AOS_LOCK__PATH_STACK];
-  char *path = stack;
-  size_t len = 0;
-  napi_status s = napi_get_value_string_utf8(env, argv[0], stack, sizeof stack, &len);
-  if (s == napi_string_expected) {
-    return aos_napi_throw_type(env, "ERR_INVALID_ARG_TYPE", "path must be a string");
-  }
-  AOS_CALL(env, s, NULL);
-  if (len + 1 >= sizeof stack) { /* may not have fitted: the allocated copy */
-    path = aos_napi_get_utf8(env, argv[0], &len);
-    if (path == NULL) return NULL;
-  }
-  if (len == 0 || strlen(path) != len) {
-    if (path != stack) free(path);
-    return aos_lock__throw_raw(env, "INVALID_PATH", 0);
-  }
+  char *path = aos_lock__path_arg(env, argv[0], stack);
+  if (path == NULL) return NULL;
 
   int64_t slot = aos_lock__slot_take(reg);
   if (slot < 0) {
@@ -191,7 +221,8 @@ napi_value aos_lock_napi_init(napi_env env) {
   napi_value exports;
   AOS_CALL(env, napi_create_object(env, &exports), NULL);
   if (!aos_napi_set_function(env, exports, "tryLock", aos_lock__try_lock, reg) ||
-      !aos_napi_set_function(env, exports, "release", aos_lock__release, reg)) {
+      !aos_napi_set_function(env, exports, "release", aos_lock__release, reg) ||
+      !aos_napi_set_function(env, exports, "holder", aos_lock__holder, reg)) {
     return NULL;
   }
   return exports;

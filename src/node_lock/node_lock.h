@@ -66,6 +66,14 @@ typedef struct aos_lock_outcome {
 int aos_lock_try_acquire(const char *path, bool want_holder, aos_lock *lock,
                          aos_lock_outcome *out);
 
+/* Who holds the guard at `path`, without taking or waiting for the lock: *pid is the
+ * holder's pid (> 0) as aos_lock_try_acquire finds it, 0 when it cannot be known (no
+ * live holder named, not a guard), or -1 when the guard file is empty on a host where
+ * holders record themselves: a holder may be between its lock and its record write
+ * (or no one holds it). Returns 0, or -errno when the file cannot be opened. Never
+ * sleeps, yields or spins. */
+int aos_lock_holder(const char *path, int64_t *pid);
+
 /* Releases a held guard: clears its record if it wrote one (before unlocking, so it
  * can never erase the record of the next holder), unlocks, closes. Idempotent: a released or
  * never-acquired lock (fd -1 / NULL handle) is left alone. Never fails: the handle

@@ -348,6 +348,29 @@ static int64_t aos_lock__holder_pid(int fd, const struct stat *st) {
   return aos_lock__pid_alive(pid) ? pid : 0;
 }
 
+int aos_lock_holder(const char *path, int64_t *pid) {
+  *pid = 0;
+  struct stat st;
+  if (lstat(path, &st) == -1) return -errno;
+  if (!S_ISREG(st.st_mode)) return 0; /* never opened: not a guard */
+  int fd;
+  do {
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+  } while (fd == -1 && errno == EINTR);
+  if (fd == -1) return -errno;
+  if (fstat(fd, &st) == -1) {
+    int err = errno;
+    aos_lock__close(fd);
+    return -err;
+  }
+  if (S_ISREG(st.st_mode) && st.st_nlink == 1) {
+    *pid = aos_lock__holder_pid(fd, &st);
+    if (*pid == 0 && st.st_size == 0 && aos_lock__records()) *pid = -1;
+  }
+  aos_lock__close(fd); /* a descriptor of our own: closing it drops no one's flock */
+  return 0;
+}
+
 int aos_lock_try_acquire(const char *path, bool want_holder, aos_lock *lock,
                          aos_lock_outcome *out) {
   aos_lock_init(lock);

@@ -333,6 +333,36 @@ static int aos_lock__try(const wchar_t *wpath, bool want_holder, aos_lock *lock,
   return 0;
 }
 
+int aos_lock_holder(const char *path, int64_t *pid) {
+  *pid = 0;
+  int err = 0;
+  wchar_t *wpath = aos_lock__wide(path, &err);
+  if (wpath == NULL) return err;
+  /* Read access only, sharing what a holder's handle shares; a reparse point is
+   * opened as itself (and is not a guard). */
+  HANDLE h = CreateFileW(wpath, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL,
+                         OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT, NULL);
+  free(wpath);
+  if (h == INVALID_HANDLE_VALUE) return aos_lock__last_error();
+  BY_HANDLE_FILE_INFORMATION info;
+  if (!GetFileInformationByHandle(h, &info)) {
+    int r = aos_lock__last_error();
+    CloseHandle(h);
+    return r;
+  }
+  if (aos_lock__regular(info.dwFileAttributes) && info.nNumberOfLinks == 1) {
+    uint64_t size = aos_lock__size(&info);
+    int64_t recorded = 0;
+    if (size == 0) {
+      *pid = -1; /* no record yet: every holder here writes one */
+    } else if (aos_lock__read_record(h, size, &recorded) == 1 && aos_lock__pid_alive(recorded)) {
+      *pid = recorded;
+    }
+  }
+  CloseHandle(h);
+  return 0;
+}
+
 int aos_lock_try_acquire(const char *path, bool want_holder, aos_lock *lock,
                          aos_lock_outcome *out) {
   aos_lock_init(lock);
