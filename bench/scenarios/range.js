@@ -37,7 +37,44 @@ async function rows (ctx) {
   const turn = linkNames(file, TURN) // before any reader's atRest(): links move the ctime
   const n = ctx.quick ? 500 : 2000
   const at = offsets(n)
-  const segs = ['big.bin']
+  // The package and fs reading the n slices through `names` in turn (one name: the
+  // same file each time); `check(authority)` before timing.
+  const impls = (names, check) => [
+    {
+      id: 'pkg',
+      label: 'agent-os readRangeSync',
+      role: 'package',
+      setup: () => {
+        const a = packageReader(ctx, root, null)
+        if (typeof a.readRangeSync !== 'function') throw new Unavailable('not available (primitive not built): no readRangeSync()')
+        if (check) check(a)
+        const segs = names.map((name) => [name])
+        return () => {
+          let i = 0
+          return timeSync(n, () => a.readRangeSync(segs[i % segs.length], { offset: at[i++], length: SLICE }).bytes)
+        }
+      }
+    },
+    {
+      id: 'fs',
+      label: 'fs.openSync + readSync + closeSync',
+      role: 'alternative',
+      setup: () => () => {
+        const paths = names.map((name) => path.join(root, name))
+        let i = 0
+        return timeSync(n, () => {
+          const fd = fs.openSync(paths[i % paths.length], 'r')
+          try {
+            const buf = Buffer.allocUnsafe(SLICE)
+            fs.readSync(fd, buf, 0, SLICE, at[i++])
+            return buf
+          } finally {
+            fs.closeSync(fd)
+          }
+        })
+      }
+    }
+  ]
   const row = await runRow({
     id: 'range-64k-of-1g',
     short: 'readRangeSync 64 KiB of 1 GiB',
@@ -51,45 +88,14 @@ async function rows (ctx) {
       `Each round reads the same ${n} slices (offsets drawn once, uniform, unaligned) with both implementations; every read returns a fresh buffer (the alternative: Buffer.allocUnsafe(65536) per read, so neither zero-fills it).`,
       'The package reads one file again and again, as an agent paging through a log does: after its first read the authority keeps the descriptor (src/file_authority/posix_fdcache.c), and each read looks at the name (fstatat: the kept file, same identity and ctime), preadv through the kept descriptor and fstats it (the consistency check); the alternative opens the path, preads and closes. The row after next times these sequences in C, and the next row the package with nothing kept.'
     ],
-    impls: [
-      {
-        id: 'pkg',
-        label: 'agent-os readRangeSync',
-        role: 'package',
-        setup: () => {
-          const a = packageReader(ctx, root, null)
-          if (typeof a.readRangeSync !== 'function') throw new Unavailable('not available (primitive not built): no readRangeSync()')
-          const probe = a.readRangeSync(segs, { offset: at[0], length: SLICE })
-          const want = Buffer.alloc(SLICE)
-          const fd = fs.openSync(file, 'r')
-          fs.readSync(fd, want, 0, SLICE, at[0])
-          fs.closeSync(fd)
-          if (probe.size !== SIZE || !want.equals(probe.bytes)) throw new Error('readRangeSync did not return the slice the alternative reads')
-          return () => {
-            let i = 0
-            return timeSync(n, () => a.readRangeSync(segs, { offset: at[i++], length: SLICE }).bytes)
-          }
-        }
-      },
-      {
-        id: 'fs',
-        label: 'fs.openSync + readSync + closeSync',
-        role: 'alternative',
-        setup: () => () => {
-          let i = 0
-          return timeSync(n, () => {
-            const fd = fs.openSync(file, 'r')
-            try {
-              const buf = Buffer.allocUnsafe(SLICE)
-              fs.readSync(fd, buf, 0, SLICE, at[i++])
-              return buf
-            } finally {
-              fs.closeSync(fd)
-            }
-          })
-        }
-      }
-    ],
+    impls: impls(['big.bin'], (a) => {
+      const probe = a.readRangeSync(['big.bin'], { offset: at[0], length: SLICE })
+      const want = Buffer.alloc(SLICE)
+      const fd = fs.openSync(file, 'r')
+      fs.readSync(fd, want, 0, SLICE, at[0])
+      fs.closeSync(fd)
+      if (probe.size !== SIZE || !want.equals(probe.bytes)) throw new Error('readRangeSync did not return the slice the alternative reads')
+    }),
     comparisons: [{ pkg: 'pkg', alt: 'fs', limit: 1.0, target: '<= 1.0x' }]
   }, ctx)
   // Every read a first read: the same slices over TURN names of the file in turn.
@@ -104,39 +110,7 @@ async function rows (ctx) {
     notes: [
       `The file has ${TURN} more names (hard links); read in turn, each read names a different path than the last ${TURN - 1}, more than the descriptors an authority keeps, so every package read is a first read: fstatat, openat, fstat, preadv, fstat, close. The alternative reads the same names.`
     ],
-    impls: [
-      {
-        id: 'pkg',
-        label: 'agent-os readRangeSync',
-        role: 'package',
-        setup: () => {
-          const a = packageReader(ctx, root, null)
-          if (typeof a.readRangeSync !== 'function') throw new Unavailable('not available (primitive not built): no readRangeSync()')
-          return () => {
-            let i = 0
-            return timeSync(n, () => a.readRangeSync([turn[i % TURN]], { offset: at[i++], length: SLICE }).bytes)
-          }
-        }
-      },
-      {
-        id: 'fs',
-        label: 'fs.openSync + readSync + closeSync',
-        role: 'alternative',
-        setup: () => () => {
-          let i = 0
-          return timeSync(n, () => {
-            const fd = fs.openSync(path.join(root, turn[i % TURN]), 'r')
-            try {
-              const buf = Buffer.allocUnsafe(SLICE)
-              fs.readSync(fd, buf, 0, SLICE, at[i++])
-              return buf
-            } finally {
-              fs.closeSync(fd)
-            }
-          })
-        }
-      }
-    ],
+    impls: impls(turn),
     comparisons: [{ pkg: 'pkg', alt: 'fs', target: '-', note: 'reference: every read a first read' }]
   }, ctx)
   // The C loops in a row of their own: each is a process the harness spawns, and a
