@@ -16,7 +16,10 @@
  * - the same ctime: nothing that decides whether an open would be allowed (mode, owner,
  *   ACL or security label) and nothing of its content (every write sets the ctime) has
  *   changed since the descriptor was opened; the parent's search permission is checked
- *   by the look itself.
+ *   by the look itself. Timestamps come from a coarse clock (a tick; a second on some
+ *   filesystems), so a change just after the open could carry the same ctime as one
+ *   just before it: only files whose ctime is over a second older than the open are
+ *   kept (posix_read.c), and every later change then carries a later ctime.
  *
  * Then the read is that of a first read from the look on: the consistency check compares
  * the look with an fstat after the read (identity, size, mtime, ctime), and the racy rule

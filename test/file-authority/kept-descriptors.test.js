@@ -42,25 +42,41 @@ function write (file, text) {
 }
 
 const text = (bytes) => Buffer.from(bytes).toString()
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+// Only a file unchanged for a second is kept (its ctime then cannot be shared by a later
+// change, whatever the clock's tick): fixtures are made this long before their test.
+const AT_REST_MS = 1100
+const TESTS = 10 // the tests below, each on a sandbox of its own
 
 for (const resolver of resolvers()) {
   describe(`file-authority: descriptors a reader keeps (${resolver} resolver)`, function () {
     this.timeout(60000)
     let s, r
-    before(function () {
+    const ready = []
+    before(async function () {
       if (process.platform !== 'linux') this.skip() // counted through /proc/self/fd
+      for (let i = 0; i < TESTS; i++) {
+        const t = makeSandbox('aos-kept-')
+        fs.mkdirSync(path.join(t.root, 'd'))
+        for (const name of ['f', 'f1', 'f2', 'f3', 'p', 'r']) write(path.join(t.root, 'd', name), 'first')
+        fs.chmodSync(path.join(t.root, 'd', 'f'), 0o644)
+        for (let n = 0; n < SLOTS + 3; n++) write(path.join(t.root, 'd', `n${n}`), `n${n}`)
+        ready.push(t)
+      }
+      await sleep(AT_REST_MS)
     })
     beforeEach(function () {
-      s = makeSandbox('aos-kept-')
+      s = ready.shift()
       useResolver(resolver)
-      fs.mkdirSync(path.join(s.root, 'd'))
-      write(path.join(s.root, 'd', 'f'), 'first')
       r = fa.openReadAuthoritySync(s.root)
     })
     afterEach(function () {
       if (r && !r.closed) r.closeSync()
       if (s) s.cleanup()
       r = s = undefined
+    })
+    after(function () {
+      for (const t of ready.splice(0)) t.cleanup()
     })
 
     it('keeps one descriptor per file read, reuses it, and closes it with the authority', function () {
@@ -79,10 +95,7 @@ for (const resolver of resolvers()) {
 
     it('keeps at most ' + SLOTS + ' per authority: the least recently read gives way', function () {
       const files = []
-      for (let i = 0; i < SLOTS + 3; i++) {
-        files.push(path.join(s.root, 'd', `n${i}`))
-        write(files[i], `n${i}`)
-      }
+      for (let i = 0; i < SLOTS + 3; i++) files.push(path.join(s.root, 'd', `n${i}`))
       for (let i = 0; i < files.length; i++) {
         assert.equal(text(r.readBytesSync(['d', `n${i}`], { maxBytes: 10 })), `n${i}`)
       }
@@ -90,17 +103,20 @@ for (const resolver of resolvers()) {
       assert.deepEqual(kept, files.map((_, i) => (i >= files.length - SLOTS ? 1 : 0)))
     })
 
-    it('a file written in place since: its new bytes (the ctime moved: opened again)', async function () {
+    it('a file written in place since: its new bytes (the ctime moved: opened again), kept again once at rest', async function () {
       const f = path.join(s.root, 'd', 'f')
       r.readBytesSync(['d', 'f'], { maxBytes: 100 })
+      assert.equal(held(f).same, 1)
       const before = r.statSync(['d', 'f']).version
-      await new Promise((resolve) => setTimeout(resolve, 20))
       const fd = fs.openSync(f, 'r+')
       fs.writeSync(fd, 'FIRST', 0)
       fs.closeSync(fd)
       const got = r.readVersionedSync(['d', 'f'], { maxBytes: 100 })
       assert.equal(text(got.bytes), 'FIRST')
       assert.notEqual(got.version, before)
+      assert.equal(held(f).same, 0) // changed within the second: not kept
+      await sleep(AT_REST_MS)
+      assert.equal(text(r.readBytesSync(['d', 'f'], { maxBytes: 100 })), 'FIRST')
       assert.equal(held(f).same, 1)
     })
 
@@ -111,35 +127,41 @@ for (const resolver of resolvers()) {
       fs.renameSync(path.join(s.root, 'd', 'g'), f)
       assert.equal(held(f, s.root).removed, 1) // the replaced file, until the next read
       assert.equal(text(r.readRangeSync(['d', 'f'], { offset: 0, length: 100 }).bytes), 'second')
-      assert.deepEqual(held(f, s.root), { same: 1, removed: 0 })
-      fs.unlinkSync(f)
-      assert.equal(held(f, s.root).removed, 1)
-      assert.equal(r.readBytesSync(['d', 'f'], { maxBytes: 100 }), undefined)
-      assert.equal(held(f, s.root).removed, 0)
+      assert.deepEqual(held(f, s.root), { same: 0, removed: 0 }) // the new one is too recent to keep
+      const gone = path.join(s.root, 'd', 'r')
+      r.readBytesSync(['d', 'r'], { maxBytes: 100 })
+      assert.equal(held(gone).same, 1)
+      fs.unlinkSync(gone)
+      assert.equal(held(gone, s.root).removed, 1)
+      assert.equal(r.readBytesSync(['d', 'r'], { maxBytes: 100 }), undefined)
+      assert.equal(held(gone, s.root).removed, 0)
     })
 
     it('a link, FIFO or directory swapped in at a kept name is refused as on a first read', function () {
-      const f = path.join(s.root, 'd', 'f')
       const aside = path.join(s.root, 'd', 'aside')
       const swaps = [
-        () => fs.symlinkSync('aside', f),
-        () => spawnSync('mkfifo', [f]),
-        () => fs.mkdirSync(f)
+        ['f1', (at) => fs.symlinkSync('aside', at)],
+        ['f2', (at) => spawnSync('mkfifo', [at])],
+        ['f3', (at) => fs.mkdirSync(at)]
       ]
-      for (const swapIn of swaps) {
-        assert.equal(text(r.readBytesSync(['d', 'f'], { maxBytes: 100 })), 'first')
-        fs.renameSync(f, aside)
-        swapIn()
-        assert.throws(() => r.readBytesSync(['d', 'f'], { maxBytes: 100 }), { code: 'UNSAFE_ENTRY' })
-        assert.throws(() => r.readRangeSync(['d', 'f'], { offset: 0, length: 5 }), { code: 'UNSAFE_ENTRY' })
-        fs.rmSync(f, { recursive: true })
-        fs.renameSync(aside, f)
+      for (const [name, swapIn] of swaps) {
+        const at = path.join(s.root, 'd', name)
+        assert.equal(text(r.readBytesSync(['d', name], { maxBytes: 100 })), 'first')
+        assert.equal(held(at).same, 1)
+        fs.renameSync(at, aside)
+        swapIn(at)
+        assert.throws(() => r.readBytesSync(['d', name], { maxBytes: 100 }), { code: 'UNSAFE_ENTRY' })
+        assert.throws(() => r.readRangeSync(['d', name], { offset: 0, length: 5 }), { code: 'UNSAFE_ENTRY' })
+        assert.equal(held(aside).same, 0) // the kept descriptor was let go
+        fs.rmSync(at, { recursive: true })
+        fs.rmSync(aside)
       }
       // The parent swapped for a link to a directory holding the same file.
-      assert.equal(text(r.readBytesSync(['d', 'f'], { maxBytes: 100 })), 'first')
+      assert.equal(text(r.readBytesSync(['d', 'p'], { maxBytes: 100 })), 'first')
+      assert.equal(held(path.join(s.root, 'd', 'p')).same, 1)
       fs.renameSync(path.join(s.root, 'd'), path.join(s.root, 'real'))
       fs.symlinkSync('real', path.join(s.root, 'd'))
-      assert.throws(() => r.readBytesSync(['d', 'f'], { maxBytes: 100 }), { code: 'UNSAFE_ENTRY', segmentIndex: 0 })
+      assert.throws(() => r.readBytesSync(['d', 'p'], { maxBytes: 100 }), { code: 'UNSAFE_ENTRY', segmentIndex: 0 })
     })
 
     it('a permission taken away after a read refuses the next read (another user, setpriv)', async function () {
@@ -147,8 +169,7 @@ for (const resolver of resolvers()) {
       fs.chmodSync(s.base, 0o755)
       fs.chmodSync(s.root, 0o755)
       fs.chmodSync(path.join(s.root, 'd'), 0o755)
-      const f = path.join(s.root, 'd', 'f')
-      fs.chmodSync(f, 0o644)
+      const f = path.join(s.root, 'd', 'f') // 0644, at rest
       // The reader, as nobody: reads the file each time it is told to, says what it got.
       const script = `
         const fa = require(${JSON.stringify(path.join(__dirname, '..', '..', 'lib', 'file-authority.js'))})
@@ -182,7 +203,7 @@ for (const resolver of resolvers()) {
       }
       try {
         for (const how of ['bytes', 'range']) {
-          fs.chmodSync(f, 0o644)
+          if (how === 'range') await sleep(AT_REST_MS) // the modes below moved its ctime
           assert.equal(await ask(how), 'ok first')
           assert.equal(await ask(how), 'ok first') // the kept descriptor
           fs.chmodSync(f, 0o600) // owned by root: nobody may not open it now
@@ -213,7 +234,7 @@ for (const resolver of resolvers()) {
       const big = Buffer.alloc(256 * 1024)
       for (let i = 0; i < big.length; i++) big[i] = (i * 7 + (i >> 8)) & 0xff
       fs.writeFileSync(f, big)
-      await new Promise((resolve) => setTimeout(resolve, 1100)) // at rest: one read each
+      await sleep(AT_REST_MS) // at rest: one read each, and kept
       const reads = []
       for (let i = 0; i < 64; i++) {
         const offset = i * 4096
@@ -250,6 +271,7 @@ for (const resolver of resolvers()) {
       w.writeTextSync(['d', 'f'], 'written')
       assert.equal(held(f).same, 0)
       w.closeSync()
+      spawnSync('sleep', [String(AT_REST_MS / 1000)]) // the reader below keeps only a file at rest
       const script = `
         const fs = require('node:fs')
         const fa = require(${JSON.stringify(path.join(__dirname, '..', '..', 'lib', 'file-authority.js'))})
