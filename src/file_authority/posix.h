@@ -47,6 +47,32 @@ int aos_fa_fdcache_take(aos_fa_fdcache *c, const char *key, const struct stat *l
  * and consistent. Closes it instead when the process keeps enough (c NULL: always). */
 void aos_fa_fdcache_keep(aos_fa_fdcache *c, const char *key, int fd, const struct stat *look);
 
+/* posix_beneath.c: confinement under moves. 0 when the directory descriptor `dir` (the
+ * root's own included) is beneath the retained root at one instant of the call;
+ * FILE_CHANGED when it is not (a directory on the way was moved out); HOST_IO when that
+ * cannot be told. Every operation calls it on each directory it acts through: reads and
+ * listings after the act (their result is returned only if it was beneath the root at
+ * that instant), changes immediately before the act and again after it (undoing what
+ * landed outside). */
+int aos_fa_beneath_dir(const aos_fa_root *root, int dir, aos_fa_status *st);
+/* The same for the open file `fd`, opened as `name` in the directory `dir` (which the
+ * fallback without descriptor paths checks, with the name; -1 when not at hand). */
+int aos_fa_beneath_file(const aos_fa_root *root, int dir, const char *name, int fd,
+                        aos_fa_status *st);
+
+/* posix_write.c: a fresh ".aos-<32 random hex>.tmp" name (never reused: random, and
+ * every use creates it exclusively). */
+void aos_fa_posix_temp_name(char name[48]);
+
+/* posix_rename.c: renameat2 with RENAME_NOREPLACE (`exchange` false) or RENAME_EXCHANGE
+ * (true) on Linux, renameatx_np RENAME_EXCL / RENAME_SWAP on macOS: 0, -errno, or
+ * -ENOSYS where the host or filesystem has no such rename. EINTR retried. */
+int aos_fa_posix_rename2(int fdir, const char *fname, int tdir, const char *tname, bool exchange);
+
+/* posix_walk.c: removes the directory `name` in `dir` just made by this call (`made`:
+ * its identity, NULL when unknown: then it is left) if it still is that one, and empty. */
+void aos_fa_posix_undo_mkdir(int dir, const char *name, const struct stat *made);
+
 /* The entry kind of a st_mode. */
 aos_fa_entry_kind aos_fa_posix_kind(mode_t mode);
 

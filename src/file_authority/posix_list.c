@@ -1,5 +1,6 @@
 /* file-authority: listing one directory (POSIX). */
 #include "file_authority/fa.h"
+#include "file_authority/posix.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -106,8 +107,10 @@ int aos_fa_list(const aos_fa_root *root, const char *const *segs, size_t count,
       goto done;
     }
   }
-  aos_fa_status_ok(st);
-  r = 0;
+  /* Confinement: the directory is beneath the root after its entries were read (a
+   * directory moved out while it was listed is FILE_CHANGED; posix_beneath.c). */
+  r = aos_fa_beneath_dir(root, dirfd(d), st);
+  if (r == 0) aos_fa_status_ok(st);
 done:
   closedir(d);
   if (r != 0) aos_fa_listing_free(out);

@@ -327,9 +327,19 @@ static ssize_t aos_fa__read_span(int fd, uint8_t *buf, size_t size, uint64_t off
  * destination), then fstats. Returns 0 when exactly `size` bytes came back and the
  * metadata still matches `opened`; otherwise fails *st (HOST_IO, OVER_BUDGET,
  * FILE_CHANGED). */
-static int aos_fa__read_pass(int fd, uint8_t *buf, size_t size, uint64_t offset, bool probe,
-                             uint64_t max_bytes, const struct stat *opened, int last,
-                             aos_fa_status *st) {
+/* Where a pass reads from: the file, the directory it was opened in and its name there
+ * (for the confinement check), the root. */
+typedef struct {
+  const aos_fa_root *root;
+  int fd;
+  int dir;
+  const char *name;
+} aos_fa__source;
+
+static int aos_fa__read_pass(const aos_fa__source *src, uint8_t *buf, size_t size,
+                             uint64_t offset, bool probe, uint64_t max_bytes,
+                             const struct stat *opened, int last, aos_fa_status *st) {
+  int fd = src->fd;
   uint8_t extra;
   ssize_t got = aos_fa__read_span(fd, buf, size, offset, probe ? &extra : NULL);
   if (got < 0) return aos_fa_fail(st, AOS_FA_HOST_IO, (int)-got, last);
@@ -339,6 +349,12 @@ static int aos_fa__read_pass(int fd, uint8_t *buf, size_t size, uint64_t offset,
     if ((uint64_t)size + 1 > max_bytes) return aos_fa_fail(st, AOS_FA_OVER_BUDGET, 0, -1);
     return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
   }
+  /* Confinement: the file is beneath the root now (its path, one snapshot), and the
+   * fstat below finds it unchanged since the open; so the bytes just read were its
+   * content at this instant, beneath the root. A directory on the way moved out of the
+   * root makes the read FILE_CHANGED (posix_beneath.c). */
+  int b = aos_fa_beneath_file(src->root, src->dir, src->name, fd, st);
+  if (b != 0) return b;
   struct stat after;
   if (fstat(fd, &after) != 0) return aos_fa_fail(st, AOS_FA_HOST_IO, errno, last);
   if (!aos_fa__same_version(opened, &after)) return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
@@ -347,9 +363,10 @@ static int aos_fa__read_pass(int fd, uint8_t *buf, size_t size, uint64_t offset,
 
 /* Reads the racy file again until two consecutive passes agree byte for byte.
  * `buf` holds the first pass; on success it holds bytes that two passes saw. */
-static int aos_fa__confirm(int fd, uint8_t *buf, size_t size, uint64_t offset, bool probe,
-                           uint64_t max_bytes, const struct stat *opened, int last,
-                           aos_fa_status *st) {
+static int aos_fa__confirm(const aos_fa__source *src, uint8_t *buf, size_t size,
+                           uint64_t offset, bool probe, uint64_t max_bytes,
+                           const struct stat *opened, int last, aos_fa_status *st) {
+  int fd = src->fd;
   uint8_t *again = malloc(size > 0 ? size : 1);
   if (again == NULL) return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
   int r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
@@ -367,7 +384,7 @@ static int aos_fa__confirm(int fd, uint8_t *buf, size_t size, uint64_t offset, b
       break;
     }
 #endif
-    int p = aos_fa__read_pass(fd, again, size, offset, probe, max_bytes, opened, last, st);
+    int p = aos_fa__read_pass(src, again, size, offset, probe, max_bytes, opened, last, st);
     if (p != 0) {
       r = p;
       break;
@@ -412,6 +429,8 @@ static int aos_fa__opened(int fd, struct stat *opened, int last, aos_fa_status *
 /* A regular file open for one read. */
 typedef struct {
   int fd;
+  int dir;            /* the directory it was opened in (root->fd itself, or its own) */
+  const char *name;   /* its name there */
   struct stat opened; /* its metadata at the open (a kept descriptor: at the look) */
   int64_t open_ns;    /* the time just before the open (a kept descriptor: the look) */
   bool keep;          /* after a consistent read, keep fd for `key` (with `look`) */
@@ -424,6 +443,7 @@ typedef struct {
 static int aos_fa__open_regular(const aos_fa_root *root, const char *const *segs, size_t count,
                                 aos_fa__file *f, aos_fa_status *st) {
   f->fd = -1;
+  f->dir = -1;
   f->keep = false;
   /* No segments names the root itself: a directory, never a regular file. */
   if (count == 0) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, 0, -1);
@@ -456,7 +476,8 @@ static int aos_fa__open_regular(const aos_fa_root *root, const char *const *segs
      * (posix_fdcache.c). Any other entry closes the kept descriptor. */
     int fd = aos_fa_fdcache_take(root->fdcache, f->key, before);
     if (fd >= 0) {
-      if (dir != root->fd) close(dir);
+      f->dir = dir;
+      f->name = segs[last];
       f->fd = fd;
       f->opened = *before;
       f->open_ns = look_ns;
@@ -476,11 +497,18 @@ static int aos_fa__open_regular(const aos_fa_root *root, const char *const *segs
     fd = openat(dir, segs[last], AOS_FA__READ_FLAGS);
   } while (fd < 0 && errno == EINTR);
   int open_err = fd < 0 ? errno : 0;
-  if (dir != root->fd) close(dir);
-  if (fd < 0) return aos_fa__open_failed(open_err, last, st);
+  if (fd < 0) {
+    if (dir != root->fd) close(dir);
+    return aos_fa__open_failed(open_err, last, st);
+  }
   r = aos_fa__opened(fd, &f->opened, last, st);
-  if (r != 0) return r;
+  if (r != 0) {
+    if (dir != root->fd) close(dir);
+    return r;
+  }
   f->fd = fd;
+  f->dir = dir;
+  f->name = segs[last];
   /* Kept only when the descriptor reads what the look saw, unchanged since, and that
    * not changed lately: a ctime taken in the same clock tick as the open could be
    * shared by a change just after it (a chmod that the kept descriptor would then
@@ -494,6 +522,8 @@ static int aos_fa__open_regular(const aos_fa_root *root, const char *const *segs
 
 /* Done with the file: kept after a consistent read (ok) when it may be, else closed. */
 static void aos_fa__file_done(const aos_fa_root *root, aos_fa__file *f, bool ok) {
+  if (f->dir >= 0 && f->dir != root->fd) close(f->dir);
+  f->dir = -1;
   if (f->fd < 0) return;
   if (ok && f->keep) {
     aos_fa_fdcache_keep(root->fdcache, f->key, f->fd, &f->look);
@@ -510,9 +540,10 @@ static int aos_fa__read_consistent(const aos_fa_root *root, aos_fa__file *f, uin
                                    size_t size, uint64_t offset, bool probe, uint64_t max_bytes,
                                    int last, aos_fa_status *st) {
   bool racy = aos_fa__racy(&f->opened, f->open_ns);
-  int r = aos_fa__read_pass(f->fd, buf, size, offset, probe, max_bytes, &f->opened, last, st);
+  aos_fa__source src = {root, f->fd, f->dir, f->name};
+  int r = aos_fa__read_pass(&src, buf, size, offset, probe, max_bytes, &f->opened, last, st);
   if (r == 0 && racy) {
-    r = aos_fa__confirm(f->fd, buf, size, offset, probe, max_bytes, &f->opened, last, st);
+    r = aos_fa__confirm(&src, buf, size, offset, probe, max_bytes, &f->opened, last, st);
   }
   aos_fa__file_done(root, f, r == 0);
   return r;

@@ -1,0 +1,201 @@
+/* file-authority: confinement under moves (POSIX). Whether a descriptor an operation
+ * acts through is still beneath the retained root.
+ *
+ * Resolution (posix_walk.c) opens every directory beneath the root, but a directory
+ * the operation then holds can be renamed out of the root by anyone who may write its
+ * parent and a directory outside; the descriptor follows it. Every operation therefore
+ * asks here, at the moments posix_*.c say, whether the descriptor it acts through is
+ * beneath the root at that instant.
+ *
+ * Linux: readlink of /proc/self/fd/<n> returns the descriptor's path as the kernel
+ * computes it (d_path, under the rename seqlock: the whole chain of names at one
+ * instant, in one system call). The root's own path is read the same way before and
+ * after it; the descriptor is beneath the root when the root's path, unchanged across
+ * the check, is a whole-component prefix of its path. A root whose path changed during
+ * the check is looked at again (a bounded number of times, then FILE_CHANGED). What
+ * this cannot see: a process that may rename the root itself (or one of its ancestors)
+ * and does so twice within the check, renaming it away and back, while the descriptor
+ * sits in a directory outside that took the root's old path meanwhile (docs/security.md).
+ * A path longer than the buffer, or no /proc: the portable check below.
+ *
+ * macOS: fcntl(F_GETPATH), the same prefix test (the name cache's path of the vnode).
+ *
+ * Elsewhere (and as the fallback): the ".." chain of the directory is followed up
+ * (openat(".."), fstat) until the root's identity (device, inode) is met (beneath) or
+ * the filesystem's top is (not beneath). Several calls, not one snapshot: a directory
+ * moved out and back while the chain is walked can pass (docs/security.md).
+ *
+ * A file (aos_fa_beneath_file): Linux and macOS read the path of the file's own
+ * descriptor (the name it was opened by, wherever that now is); the fallback checks
+ * its directory as above and that the name still names the file. */
+#include "file_authority/fa.h"
+#include "file_authority/posix.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifdef O_PATH
+#define AOS_FA__O_UP (O_PATH | O_DIRECTORY | O_CLOEXEC)
+#elif defined(O_SEARCH)
+#define AOS_FA__O_UP (O_SEARCH | O_DIRECTORY | O_CLOEXEC)
+#else
+#define AOS_FA__O_UP (O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+#endif
+
+/* Directories the ".." walk climbs at most (a path of 4096 single-byte components). */
+#define AOS_FA__UP_MAX 2048
+/* Looks at a root whose path moved during the check, before FILE_CHANGED. */
+#define AOS_FA__ROOT_TRIES 4
+/* The longest path read from the host: d_path fills one page on Linux; macOS MAXPATHLEN. */
+#define AOS_FA__PATH_MAX 4096
+
+#if defined(__linux__) || (defined(__APPLE__) && defined(F_GETPATH))
+#define AOS_FA__HAVE_FD_PATH 1
+/* The path of descriptor fd into buf (NUL-terminated): its length, or -errno (-ENOENT
+ * without /proc, -ENAMETOOLONG when it does not fit). */
+static ssize_t aos_fa__fd_path(int fd, char *buf, size_t cap) {
+#ifdef __linux__
+  char proc[40];
+  snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+  ssize_t n;
+  do {
+    n = readlink(proc, buf, cap);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return -errno;
+  if ((size_t)n >= cap) return -ENAMETOOLONG;
+  buf[n] = '\0';
+  if (n == 0 || buf[0] != '/') return -ENOENT; /* not a path (an anonymous inode) */
+  return n;
+#else
+  if (cap < MAXPATHLEN) return -ENAMETOOLONG;
+  int r;
+  do {
+    r = fcntl(fd, F_GETPATH, buf);
+  } while (r < 0 && errno == EINTR);
+  if (r < 0) return -errno;
+  size_t n = strnlen(buf, cap);
+  if (n == 0 || n >= cap || buf[0] != '/') return -ENOENT;
+  return (ssize_t)n;
+#endif
+}
+
+/* True when `p` is the root path `root` or lies beneath it by whole components. */
+static bool aos_fa__under(const char *root, size_t rlen, const char *p, size_t plen) {
+  if (rlen == 1 && root[0] == '/') return true; /* the root is "/": every path */
+  if (plen < rlen || memcmp(p, root, rlen) != 0) return false;
+  return plen == rlen || p[rlen] == '/';
+}
+
+/* 1 beneath, 0 not beneath, -errno when the paths cannot be read (the caller falls
+ * back to the ".." walk). */
+static int aos_fa__beneath_by_path(int rootfd, int fd) {
+  char before[AOS_FA__PATH_MAX], target[AOS_FA__PATH_MAX], after[AOS_FA__PATH_MAX];
+  ssize_t rb = aos_fa__fd_path(rootfd, before, sizeof before);
+  if (rb < 0) return (int)rb;
+  for (int tries = 0; tries < AOS_FA__ROOT_TRIES; tries++) {
+    ssize_t t = aos_fa__fd_path(fd, target, sizeof target);
+    if (t < 0) return (int)t;
+    ssize_t ra = aos_fa__fd_path(rootfd, after, sizeof after);
+    if (ra < 0) return (int)ra;
+    if (ra == rb && memcmp(before, after, (size_t)rb) == 0) {
+      return aos_fa__under(before, (size_t)rb, target, (size_t)t) ? 1 : 0;
+    }
+    /* The root was renamed during the check: look again from its new path. */
+    memcpy(before, after, (size_t)ra + 1);
+    rb = ra;
+  }
+  return 0;
+}
+#endif
+
+/* The ".." walk: 1 beneath, 0 not, -errno. */
+static int aos_fa__beneath_by_dotdot(int rootfd, int dir) {
+  struct stat rs, cs, ps;
+  if (fstat(rootfd, &rs) != 0) return -errno;
+  int cur;
+  do {
+    cur = openat(dir, ".", AOS_FA__O_UP);
+  } while (cur < 0 && errno == EINTR);
+  if (cur < 0) return -errno;
+  int r = 0;
+  for (int up = 0; up < AOS_FA__UP_MAX; up++) {
+    if (fstat(cur, &cs) != 0) {
+      r = -errno;
+      break;
+    }
+    if (cs.st_dev == rs.st_dev && cs.st_ino == rs.st_ino) {
+      r = 1;
+      break;
+    }
+    int parent;
+    do {
+      parent = openat(cur, "..", AOS_FA__O_UP);
+    } while (parent < 0 && errno == EINTR);
+    if (parent < 0) {
+      r = -errno;
+      break;
+    }
+    if (fstat(parent, &ps) != 0) {
+      r = -errno;
+      close(parent);
+      break;
+    }
+    close(cur);
+    cur = parent;
+    if (ps.st_dev == cs.st_dev && ps.st_ino == cs.st_ino) break; /* the top: not beneath */
+  }
+  close(cur);
+  return r;
+}
+
+/* The answer as a status: 1 → 0, 0 → FILE_CHANGED, -errno → HOST_IO. */
+static int aos_fa__beneath_status(int r, aos_fa_status *st) {
+  if (r == 1) {
+    aos_fa_status_ok(st);
+    return 0;
+  }
+  if (r == 0) return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+  return aos_fa_fail(st, AOS_FA_HOST_IO, -r, -1);
+}
+
+int aos_fa_beneath_dir(const aos_fa_root *root, int dir, aos_fa_status *st) {
+  if (dir == root->fd) {
+    aos_fa_status_ok(st);
+    return 0;
+  }
+  int r = -ENOENT;
+#ifdef AOS_FA__HAVE_FD_PATH
+  r = aos_fa__beneath_by_path(root->fd, dir);
+#endif
+  if (r < 0) r = aos_fa__beneath_by_dotdot(root->fd, dir);
+  return aos_fa__beneath_status(r, st);
+}
+
+int aos_fa_beneath_file(const aos_fa_root *root, int dir, const char *name, int fd,
+                        aos_fa_status *st) {
+  int r = -ENOENT;
+#ifdef AOS_FA__HAVE_FD_PATH
+  r = aos_fa__beneath_by_path(root->fd, fd);
+#endif
+  if (r >= 0) return aos_fa__beneath_status(r, st);
+  /* The fallback: the directory is beneath the root, and the name in it still names
+   * the file (two looks, each at its own instant). */
+  if (dir < 0) return aos_fa_fail(st, AOS_FA_HOST_IO, -r, -1);
+  r = dir == root->fd ? 1 : aos_fa__beneath_by_dotdot(root->fd, dir);
+  if (r == 1) {
+    struct stat a, b;
+    if (fstat(fd, &a) != 0) return aos_fa_fail(st, AOS_FA_HOST_IO, errno, -1);
+    if (fstatat(dir, name, &b, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno != ENOENT) return aos_fa_fail(st, AOS_FA_HOST_IO, errno, -1);
+      r = 0;
+    } else if (a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+      r = 0;
+    }
+  }
+  return aos_fa__beneath_status(r, st);
+}
