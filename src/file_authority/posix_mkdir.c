@@ -24,7 +24,22 @@ int aos_fa_make_directory(const aos_fa_root *root, const char *const *segs, size
     return r;
   }
   int last = (int)count - 1;
+  /* Confinement: the parent is beneath the root immediately before the mkdir, and
+   * after it; a parent moved out in between gets the new directory taken away again
+   * (only if it is still the one made here, and empty) and the call is FILE_CHANGED. */
+  r = aos_fa_beneath_dir(root, dir, st);
+  if (r != 0) {
+    aos_fa_posix_parent_close(root, dir);
+    return r;
+  }
   if (mkdirat(dir, segs[last], (mode_t)mode) == 0) {
+    struct stat made;
+    bool have = fstatat(dir, segs[last], &made, AT_SYMLINK_NOFOLLOW) == 0;
+    if (aos_fa_beneath_dir(root, dir, st) != 0) {
+      aos_fa_posix_undo_mkdir(dir, segs[last], have ? &made : NULL);
+      aos_fa_posix_parent_close(root, dir);
+      return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+    }
     r = aos_fa_posix_flush_dir(dir);
     aos_fa_posix_parent_close(root, dir);
     *created = true;
