@@ -73,6 +73,20 @@ int aos_fa_posix_rename2(int fdir, const char *fname, int tdir, const char *tnam
  * its identity, NULL when unknown: then it is left) if it still is that one, and empty. */
 void aos_fa_posix_undo_mkdir(int dir, const char *name, const struct stat *made);
 
+/* posix_settle.c: whether a version can stand for one state only (see there). The
+ * granularity of an entry's timestamps as its ctime shows it (ns; 2 s when it has no
+ * sub-second part). */
+int64_t aos_fa_posix_stamp_gran(const struct stat *sb);
+/* For the entry `sb` on the filesystem of descriptor `fd`: UNSUPPORTED_BACKEND where
+ * versions cannot tell states apart (pseudo filesystems, second-granularity
+ * timestamps); else 0 with *wait_ns 0 when `sb`'s version is settled, or the time to
+ * wait before observing it again; FILE_CHANGED for a ctime far in the future. */
+int aos_fa_posix_version_ready(int fd, const struct stat *sb, int64_t *wait_ns, aos_fa_status *st);
+/* Sleeps ns nanoseconds (EINTR resumed). */
+void aos_fa_posix_sleep_ns(int64_t ns);
+/* Observations of an unsettled version before FILE_CHANGED. */
+#define AOS_FA_SETTLE_TRIES 8
+
 /* The entry kind of a st_mode. */
 aos_fa_entry_kind aos_fa_posix_kind(mode_t mode);
 

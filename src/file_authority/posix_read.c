@@ -47,6 +47,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -100,7 +101,10 @@ static bool aos_fa__racy(const struct stat *sb, int64_t open_ns) {
   int64_t mtime_ns = aos_fa__ns(sb->st_mtime, AOS_FA_MTIME_NS(*sb));
   int64_t ctime_ns = aos_fa__ns(sb->st_ctime, AOS_FA_CTIME_NS(*sb));
   int64_t latest = mtime_ns > ctime_ns ? mtime_ns : ctime_ns;
-  return open_ns == INT64_MAX || latest >= open_ns - AOS_FA__RACY_NS;
+  /* A stamp stands for any instant of the tick it truncates: a write that began at
+   * S.999 on a filesystem of one-second stamps shows S. The window therefore spans the
+   * timestamps' granularity too (one second and more on ext2, FAT, HFS+). */
+  return open_ns == INT64_MAX || latest + aos_fa_posix_stamp_gran(sb) > open_ns - AOS_FA__RACY_NS;
 }
 
 #ifdef AOS_FA__HAVE_BARRIER
@@ -533,20 +537,67 @@ static void aos_fa__file_done(const aos_fa_root *root, aos_fa__file *f, bool ok)
   f->fd = -1;
 }
 
+/* What a read says of the version it returns. */
+typedef enum {
+  AOS_FA__VERSION_NONE,     /* none returned (readBytes) */
+  AOS_FA__VERSION_REQUIRED, /* readVersioned: settled, or UNSUPPORTED_BACKEND */
+  AOS_FA__VERSION_OPAQUE    /* readRange: settled where versions work, else one that
+                               matches nothing (the read itself is not refused) */
+} aos_fa__version_use;
+
+/* read_consistent's answer when the version was not settled yet: wait *wait_ns, read
+ * again. */
+#define AOS_FA__READ_AGAIN 1
+
 /* Reads [offset, offset + size) of the open file into the caller's buffer under the
  * consistency rule; `probe` for a whole read (growth past the end is seen). Keeps or
- * closes the file. */
+ * closes the file. With a version to return, the version must be settled
+ * (posix_settle.c): otherwise AOS_FA__READ_AGAIN with *wait_ns; *unmatchable when
+ * versions do not work on this filesystem and the use allows that. */
 static int aos_fa__read_consistent(const aos_fa_root *root, aos_fa__file *f, uint8_t *buf,
                                    size_t size, uint64_t offset, bool probe, uint64_t max_bytes,
-                                   int last, aos_fa_status *st) {
+                                   int last, aos_fa__version_use use, int64_t *wait_ns,
+                                   bool *unmatchable, aos_fa_status *st) {
   bool racy = aos_fa__racy(&f->opened, f->open_ns);
   aos_fa__source src = {root, f->fd, f->dir, f->name};
   int r = aos_fa__read_pass(&src, buf, size, offset, probe, max_bytes, &f->opened, last, st);
   if (r == 0 && racy) {
     r = aos_fa__confirm(&src, buf, size, offset, probe, max_bytes, &f->opened, last, st);
   }
+  *wait_ns = 0;
+  *unmatchable = false;
+  if (r == 0 && use != AOS_FA__VERSION_NONE) {
+    aos_fa_status vst;
+    if (aos_fa_posix_version_ready(f->fd, &f->opened, wait_ns, &vst) != 0) {
+      if (vst.kind == AOS_FA_UNSUPPORTED_BACKEND && use == AOS_FA__VERSION_OPAQUE) {
+        *unmatchable = true;
+      } else {
+        *st = vst;
+        r = -1;
+      }
+    } else if (*wait_ns > 0) {
+      aos_fa__file_done(root, f, true);
+      return AOS_FA__READ_AGAIN;
+    }
+  }
   aos_fa__file_done(root, f, r == 0);
   return r;
+}
+
+/* A version that equals no other: for a read whose filesystem cannot tell states apart
+ * (readRange there). POSIX versions have ino_hi 0; this one has 64 random bits there. */
+static void aos_fa__unmatchable(aos_fa_version *v) {
+  /* Unique in this process (a counter) and across processes of the host (the pid and
+   * the time of the first use), mixed so that no field shows through. */
+  static _Atomic uint64_t counter;
+  uint64_t n = atomic_fetch_add(&counter, 1);
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  uint64_t x = ((uint64_t)getpid() << 40) ^ (n << 1) ^ ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec;
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  v->ino_hi = x | 1;
 }
 
 int aos_fa_read_into(const aos_fa_root *root, const char *const *segs, size_t count,
@@ -556,28 +607,53 @@ int aos_fa_read_into(const aos_fa_root *root, const char *const *segs, size_t co
   *len = 0;
   if (version != NULL) memset(version, 0, sizeof *version);
   aos_fa__file f;
-  int r = aos_fa__open_regular(root, segs, count, &f, st);
-  if (r != 0) return r;
-  int last = (int)count - 1;
-  if ((uint64_t)f.opened.st_size > max_bytes) {
-    aos_fa__file_done(root, &f, false);
-    return aos_fa_fail(st, AOS_FA_OVER_BUDGET, 0, -1);
+  int r;
+  uint8_t *buf = NULL;
+  bool unmatchable = false;
+  for (int tries = 0;; tries++) {
+    r = aos_fa__open_regular(root, segs, count, &f, st);
+    if (r != 0) return r;
+    int last = (int)count - 1;
+    if ((uint64_t)f.opened.st_size > max_bytes) {
+      aos_fa__file_done(root, &f, false);
+      return aos_fa_fail(st, AOS_FA_OVER_BUDGET, 0, -1);
+    }
+    if ((uint64_t)f.opened.st_size > (uint64_t)SIZE_MAX - 1) {
+      aos_fa__file_done(root, &f, false);
+      return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
+    }
+    size_t size = (size_t)f.opened.st_size;
+    /* The caller's destination, exactly the size (the growth probe has its own byte).
+     * A read that waits for its version to settle reads again into the same buffer when
+     * the size is the same; otherwise it is FILE_CHANGED (alloc is called once). */
+    if (buf == NULL) {
+      buf = alloc(ctx, size);
+      *data = buf;
+      if (buf == NULL && size > 0) {
+        aos_fa__file_done(root, &f, false);
+        return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
+      }
+      *len = size;
+    } else if (size != *len) {
+      aos_fa__file_done(root, &f, false);
+      *len = 0;
+      return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+    }
+    int64_t wait_ns;
+    r = aos_fa__read_consistent(root, &f, buf, size, 0, true, max_bytes, last,
+                                version != NULL ? AOS_FA__VERSION_REQUIRED : AOS_FA__VERSION_NONE,
+                                &wait_ns, &unmatchable, st);
+    if (r == AOS_FA__READ_AGAIN && tries + 1 < AOS_FA_SETTLE_TRIES) {
+      aos_fa_posix_sleep_ns(wait_ns);
+      continue;
+    }
+    if (r == AOS_FA__READ_AGAIN) r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+    if (r != 0) {
+      *len = 0;
+      return r;
+    }
+  break;
   }
-  if ((uint64_t)f.opened.st_size > (uint64_t)SIZE_MAX - 1) {
-    aos_fa__file_done(root, &f, false);
-    return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
-  }
-  size_t size = (size_t)f.opened.st_size;
-  /* The caller's destination, exactly the size (the growth probe has its own byte). */
-  uint8_t *buf = alloc(ctx, size);
-  *data = buf;
-  if (buf == NULL && size > 0) {
-    aos_fa__file_done(root, &f, false);
-    return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
-  }
-  r = aos_fa__read_consistent(root, &f, buf, size, 0, true, max_bytes, last, st);
-  if (r != 0) return r;
-  *len = size;
   if (version != NULL) aos_fa_posix_version(&f.opened, version);
   aos_fa_status_ok(st);
   return 0;
@@ -592,30 +668,54 @@ int aos_fa_read_range(const aos_fa_root *root, const char *const *segs, size_t c
   *size = 0;
   if (version != NULL) memset(version, 0, sizeof *version);
   aos_fa__file f;
-  int r = aos_fa__open_regular(root, segs, count, &f, st);
-  if (r != 0) return r;
+  int r;
+  bool unmatchable = false;
+  uint8_t *buf = NULL;
+  size_t have = 0;
+  uint64_t file_size;
   int last = (int)count - 1;
-  uint64_t file_size = (uint64_t)f.opened.st_size;
-  uint64_t want = offset < file_size ? file_size - offset : 0;
-  if (want > length) want = length;
-  if (want > (uint64_t)SIZE_MAX - 1) {
-    aos_fa__file_done(root, &f, false);
-    return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
+  for (int tries = 0;; tries++) {
+    r = aos_fa__open_regular(root, segs, count, &f, st);
+    if (r != 0) return r;
+    file_size = (uint64_t)f.opened.st_size;
+    uint64_t want = offset < file_size ? file_size - offset : 0;
+    if (want > length) want = length;
+    if (want > (uint64_t)SIZE_MAX - 1) {
+      aos_fa__file_done(root, &f, false);
+      return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
+    }
+    size_t n = (size_t)want;
+    if (tries == 0) {
+      buf = alloc(ctx, n);
+      *data = buf;
+      if (buf == NULL && n > 0) {
+        aos_fa__file_done(root, &f, false);
+        return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
+      }
+      have = n;
+    } else if (n != have) {
+      aos_fa__file_done(root, &f, false);
+      return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+    }
+    /* No probe: a file that grows or shrinks changes its size, which the fstat after
+     * the read compares. */
+    int64_t wait_ns;
+    r = aos_fa__read_consistent(root, &f, buf, n, offset, false, UINT64_MAX, last,
+                                AOS_FA__VERSION_OPAQUE, &wait_ns, &unmatchable, st);
+    if (r == AOS_FA__READ_AGAIN && tries + 1 < AOS_FA_SETTLE_TRIES) {
+      aos_fa_posix_sleep_ns(wait_ns);
+      continue;
+    }
+    if (r == AOS_FA__READ_AGAIN) r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+    if (r != 0) return r;
+    break;
   }
-  size_t n = (size_t)want;
-  uint8_t *buf = alloc(ctx, n);
-  *data = buf;
-  if (buf == NULL && n > 0) {
-    aos_fa__file_done(root, &f, false);
-    return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
-  }
-  /* No probe: a file that grows or shrinks changes its size, which the fstat after
-   * the read compares. */
-  r = aos_fa__read_consistent(root, &f, buf, n, offset, false, UINT64_MAX, last, st);
-  if (r != 0) return r;
-  *len = n;
+  *len = have;
   *size = file_size;
-  if (version != NULL) aos_fa_posix_version(&f.opened, version);
+  if (version != NULL) {
+    aos_fa_posix_version(&f.opened, version);
+    if (unmatchable) aos_fa__unmatchable(version);
+  }
   aos_fa_status_ok(st);
   return 0;
 }

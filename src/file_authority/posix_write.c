@@ -456,6 +456,15 @@ static int aos_fa__check_target(const aos_fa__commit_ctx *c, struct stat *sb, ao
   if (c->opts->if_absent) return aos_fa_fail(st, AOS_FA_ENTRY_EXISTS, EEXIST, c->last);
   if (!S_ISREG(sb->st_mode)) return aos_fa__refuse(c, sb, st);
   if (c->opts->if_version != NULL) {
+    /* Where versions cannot tell states apart, no version can be trusted to name the
+     * file (posix_settle.c): UNSUPPORTED_BACKEND, nothing written. (A version handed out
+     * elsewhere was settled, so a target matching it is in that very state.) */
+    int64_t wait_ns;
+    int r = aos_fa_posix_version_ready(c->dir, sb, &wait_ns, st);
+    if (r != 0) {
+      if (st->kind == AOS_FA_FILE_CHANGED) return r;
+      return aos_fa_fail(st, st->kind, st->err, st->kind == AOS_FA_HOST_IO ? c->last : -1);
+    }
     aos_fa_version v;
     aos_fa_posix_version(sb, &v);
     if (!aos_fa_version_matches(&v, c->opts->if_version)) return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
@@ -728,6 +737,7 @@ int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
   bool replacing = r == 0;
   if (r == -ENOENT && opts->if_version != NULL) r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
   if (r != 0 && r != -ENOENT) goto out;
+
 
   /* Final permission bits: never a set-id or sticky bit. */
   mode_t final_mode = replacing ? (existing.st_mode & 0777) : ((mode_t)opts->mode & 0777 & ~aos_fa__umask());
