@@ -322,14 +322,18 @@ static void aos_fa__carry_mode(const aos_fa__commit_ctx *c, const struct stat *s
   if (fchmod(c->staged->fd, want) == 0) c->staged->mode = want;
 }
 
-#define AOS_FA__PUT_BACK_TRIES 256
+/* How often, and at most how long in all (about), a displaced entry is offered back to
+ * a target name another entry holds meanwhile. */
+#define AOS_FA__PUT_BACK_TRIES 4096
+#define AOS_FA__PUT_BACK_NAP_NS (20LL * 1000)
 
 /* Undoes an exchange: puts the entry it displaced (at c->tmp) back at c->target and
  * removes the staged file, whatever a racing renamer did to either name meanwhile
  * (moved ours away, put another entry at the target): the displaced entry is put back
  * only where that replaces nothing (exchanged with our own file, or renamed without
- * replacing), retried while the target holds an entry of someone else's. Never
- * replaces or removes anything but our own file. */
+ * replacing), offered again while the target holds an entry of someone else's (a
+ * renamer that moves it on leaves the name free for an instant). Never replaces or
+ * removes anything but our own file. */
 static void aos_fa__put_back(const aos_fa__commit_ctx *c) {
   for (int tries = 0; tries < AOS_FA__PUT_BACK_TRIES; tries++) {
     struct stat at_tmp, at_target;
@@ -338,15 +342,8 @@ static void aos_fa__put_back(const aos_fa__commit_ctx *c) {
       unlinkat(c->dir, c->tmp, 0);
       return;
     }
-    /* Someone else's entry sits at our temporary name. */
-    if (fstatat(c->dir, c->target, &at_target, AT_SYMLINK_NOFOLLOW) == 0) {
-      if (aos_fa__is_ours(c, &at_target)) {
-        (void)aos_fa__rename_atomic(c->dir, c->tmp, c->target, AOS_FA__EXCHANGE);
-        continue; /* ours is at the temporary name now: removed above */
-      }
-      sched_yield(); /* an entry of someone else's at the target: wait for the name */
-      continue;
-    }
+    /* Someone else's entry sits at our temporary name: back to the target, replacing
+     * nothing. */
     int r = aos_fa__rename_atomic(c->dir, c->tmp, c->target, AOS_FA__NOREPLACE);
     if (r == 0) break;
     if (r == -ENOSYS) {
@@ -359,6 +356,17 @@ static void aos_fa__put_back(const aos_fa__commit_ctx *c) {
       if (errno != EEXIST) break;
     } else if (r != -EEXIST) {
       break;
+    }
+    if (fstatat(c->dir, c->target, &at_target, AT_SYMLINK_NOFOLLOW) == 0 &&
+        aos_fa__is_ours(c, &at_target)) {
+      /* Ours holds the target: exchanged, ours is at the temporary name (removed above). */
+      (void)aos_fa__rename_atomic(c->dir, c->tmp, c->target, AOS_FA__EXCHANGE);
+      continue;
+    }
+    if (tries < 256) {
+      sched_yield();
+    } else {
+      aos_fa_posix_sleep_ns(AOS_FA__PUT_BACK_NAP_NS);
     }
   }
   aos_fa__remove_temp(c->dir, c->target, c->ours);
