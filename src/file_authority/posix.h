@@ -60,6 +60,30 @@ int aos_fa_beneath_dir(const aos_fa_root *root, int dir, aos_fa_status *st);
 int aos_fa_beneath_file(const aos_fa_root *root, int dir, const char *name, int fd,
                         aos_fa_status *st);
 
+/* posix_beneath.c: moves of a directory during a call (Linux inotify; elsewhere none
+ * are seen). The calling thread's watch instance (-1: none; leftover events dropped), a
+ * watch on directory `dir` in it (-1: none), whether any watched directory was moved
+ * since its watch was set (events read and dropped), a watch removed, done with the
+ * instance (it stays with the thread). */
+int aos_fa_watch_open(void);
+int aos_fa_watch_add(int w, int dir);
+bool aos_fa_watch_moved(int w);
+/* A watch on the open file `fd` for writes and metadata changes (-1: none), and whether
+ * such a change happened since (events read, noted, dropped). */
+int aos_fa_watch_add_file(int w, int fd);
+bool aos_fa_watch_changed(int w);
+void aos_fa_watch_remove(int w, int wd);
+void aos_fa_watch_close(int w);
+/* The guard a change takes around its checks: watches on the one or two directories it
+ * acts in, set before the check before the change; aos_fa_guard_moved after the check
+ * after it says whether either was moved meanwhile (out and back included). */
+typedef struct {
+  int w, wd_a, wd_b;
+} aos_fa_guard;
+int aos_fa_guard_begin(aos_fa_guard *g, int dir_a, int dir_b);
+bool aos_fa_guard_moved(aos_fa_guard *g);
+void aos_fa_guard_end(aos_fa_guard *g);
+
 /* posix_write.c: a fresh ".aos-<32 random hex>.tmp" name (never reused: random, and
  * every use creates it exclusively). */
 void aos_fa_posix_temp_name(char name[48]);

@@ -77,6 +77,8 @@ int aos_fa_list(const aos_fa_root *root, const char *const *segs, size_t count,
     return aos_fa_fail(st, AOS_FA_HOST_IO, e, at);
   }
   size_t cap = 0;
+  aos_fa_guard guard;
+  aos_fa_guard_begin(&guard, dirfd(d), -1);
   for (;;) {
     errno = 0;
     struct dirent *ent = readdir(d);
@@ -110,8 +112,11 @@ int aos_fa_list(const aos_fa_root *root, const char *const *segs, size_t count,
   /* Confinement: the directory is beneath the root after its entries were read (a
    * directory moved out while it was listed is FILE_CHANGED; posix_beneath.c). */
   r = aos_fa_beneath_dir(root, dirfd(d), st);
+  /* Moved out and back while it was read: its entries may have been read outside. */
+  if (r == 0 && aos_fa_guard_moved(&guard)) r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
   if (r == 0) aos_fa_status_ok(st);
 done:
+  aos_fa_guard_end(&guard);
   closedir(d);
   if (r != 0) aos_fa_listing_free(out);
   return r;

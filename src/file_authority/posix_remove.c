@@ -65,6 +65,8 @@ int aos_fa_remove(const aos_fa_root *root, const char *const *segs, size_t count
     return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, EISDIR, last);
   }
   int e = 0;
+  aos_fa_guard guard;
+  aos_fa_guard_begin(&guard, dir, -1);
   r = aos_fa_beneath_dir(root, dir, st);
   if (r != 0) goto out;
   char tmp[48];
@@ -84,7 +86,8 @@ int aos_fa_remove(const aos_fa_root *root, const char *const *segs, size_t count
     struct stat moved;
     bool same_kind = fstatat(dir, tmp, &moved, AT_SYMLINK_NOFOLLOW) == 0 &&
                      S_ISDIR(moved.st_mode) == is_dir;
-    if (aos_fa_beneath_dir(root, dir, st) != 0) {
+    if (aos_fa_beneath_dir(root, dir, st) != 0 ||
+        (aos_fa_guard_moved(&guard) && aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1) != 0)) {
       aos_fa__put_back(dir, tmp, name);
       r = st->kind == AOS_FA_FILE_CHANGED ? aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1)
                                           : aos_fa_fail(st, AOS_FA_HOST_IO, st->err, last);
@@ -125,6 +128,7 @@ int aos_fa_remove(const aos_fa_root *root, const char *const *segs, size_t count
     aos_fa_status_ok(st);
   }
 out:
+  aos_fa_guard_end(&guard);
   aos_fa_posix_parent_close(root, dir);
   return r;
 }

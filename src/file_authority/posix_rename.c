@@ -65,6 +65,15 @@ static int aos_fa__both_beneath(const aos_fa_root *root, int fdir, int tdir, aos
   return r;
 }
 
+/* After a move: both parents beneath the root, and neither moved since the guard was
+ * set (a move out and back between the checks). */
+static int aos_fa__both_stayed(const aos_fa_root *root, int fdir, int tdir, aos_fa_guard *g,
+                               aos_fa_status *st) {
+  int r = aos_fa__both_beneath(root, fdir, tdir, st);
+  if (r == 0 && aos_fa_guard_moved(g)) r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+  return r;
+}
+
 static bool aos_fa__same(const struct stat *a, const struct stat *b) {
   return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
@@ -127,7 +136,7 @@ static void aos_fa__source_back(int fdir, const char *fname, int tdir, const cha
  * rename); or a failure with *st filled. */
 static int aos_fa__replace(const aos_fa_root *root, int fdir, const char *fname, int tdir,
                            const char *tname, const struct stat *src, int flast, int tlast,
-                           aos_fa_status *st) {
+                           aos_fa_guard *g, aos_fa_status *st) {
   char tmp[48];
   int e = EEXIST;
   for (int tries = 0; tries < 16 && e == EEXIST; tries++) {
@@ -156,7 +165,7 @@ static int aos_fa__replace(const aos_fa_root *root, int fdir, const char *fname,
         aos_fa_fail(st, AOS_FA_HOST_IO, e, tlast);
         break;
       }
-      if (aos_fa__both_beneath(root, fdir, tdir, st) != 0) {
+      if (aos_fa__both_stayed(root, fdir, tdir, g, st) != 0) {
         if (aos_fa_posix_rename2(tdir, tname, tdir, tmp, false) == 0) break;
         return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
       }
@@ -170,7 +179,7 @@ static int aos_fa__replace(const aos_fa_root *root, int fdir, const char *fname,
     /* Exchanged: the entry replaced now sits at the temporary name. */
     struct stat displaced;
     bool regular = fstatat(tdir, tmp, &displaced, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(displaced.st_mode);
-    if (aos_fa__both_beneath(root, fdir, tdir, st) != 0) {
+    if (aos_fa__both_stayed(root, fdir, tdir, g, st) != 0) {
       aos_fa__unexchange(tdir, tmp, tname, src);
       break;
     }
@@ -212,6 +221,7 @@ int aos_fa_rename(const aos_fa_root *root, const char *const *from, size_t nfrom
   const char *fname = from[flast], *tname = to[nto - 1];
   struct stat src, tgt;
   int e = 0, at = -1;
+  aos_fa_guard guard = {-1, -1, -1};
   if (fstatat(fdir, fname, &src, AT_SYMLINK_NOFOLLOW) != 0) {
     e = errno;
     at = flast;
@@ -233,6 +243,7 @@ int aos_fa_rename(const aos_fa_root *root, const char *const *from, size_t nfrom
       goto failed;
     }
   }
+  aos_fa_guard_begin(&guard, fdir, tdir);
   for (int attempt = 0; attempt < 8; attempt++) {
     r = aos_fa__both_beneath(root, fdir, tdir, st);
     if (r != 0) goto done;
@@ -260,7 +271,7 @@ int aos_fa_rename(const aos_fa_root *root, const char *const *from, size_t nfrom
       e = ENOTDIR;
       break;
     }
-    r = aos_fa__replace(root, fdir, fname, tdir, tname, &src, flast, tlast, st);
+    r = aos_fa__replace(root, fdir, fname, tdir, tname, &src, flast, tlast, &guard, st);
     if (r != -ENOSYS) {
       if (r == 0) goto flush;
       goto done;
@@ -270,9 +281,10 @@ int aos_fa_rename(const aos_fa_root *root, const char *const *from, size_t nfrom
     break;
   }
   if (e != 0) goto failed;
-  /* Confinement: both parents still beneath the root after the move; if not, it may
-   * have moved an entry out of the root or into it: undone, FILE_CHANGED. */
-  if (aos_fa__both_beneath(root, fdir, tdir, st) != 0) {
+  /* Confinement: both parents still beneath the root after the move, and not moved
+   * meanwhile; if not, it may have moved an entry out of the root or into it: undone,
+   * FILE_CHANGED. */
+  if (aos_fa__both_stayed(root, fdir, tdir, &guard, st) != 0) {
     if (aos_fa_posix_rename2(tdir, tname, fdir, fname, false) == -ENOSYS) {
       (void)renameat(tdir, tname, fdir, fname);
     }
@@ -296,6 +308,7 @@ failed:
     r = aos_fa_fail(st, AOS_FA_HOST_IO, e, at);
   }
 done:
+  aos_fa_guard_end(&guard);
   aos_fa_posix_parent_close(root, fdir);
   aos_fa_posix_parent_close(root, tdir);
   return r;

@@ -147,19 +147,27 @@ int aos_fa_tree_walk(const aos_fa_root *root, const char *const *segs, size_t co
     close(fd);
     return aos_fa_fail(st, AOS_FA_HOST_IO, e, at);
   }
+  /* One watch instance for the walk: a watch on each directory while it is read (a
+   * move out and back between reading it and its check is seen; posix_beneath.c). */
+  int watch = aos_fa_watch_open();
+  int wd = aos_fa_watch_add(watch, fds[0]);
   r = aos_fa__read_dir(fd, &stack[0].listing, &out->omitted);
   if (r != 0) {
+    aos_fa_watch_close(watch);
     close(fds[0]);
     return aos_fa_fail(st, AOS_FA_HOST_IO, -r, at);
   }
   /* Confinement: each directory is beneath the root once its entries are read (its
    * own path, one snapshot, which holds every directory above it); a directory moved
    * out of the root while the walk runs makes it FILE_CHANGED (posix_beneath.c). */
-  if (aos_fa_beneath_dir(root, fds[0], st) != 0) {
+  if (aos_fa_beneath_dir(root, fds[0], st) != 0 ||
+      (aos_fa_watch_moved(watch) && aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1) != 0)) {
     aos_fa_listing_free(&stack[0].listing);
+    aos_fa_watch_close(watch);
     close(fds[0]);
     return st->kind == AOS_FA_FILE_CHANGED ? aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1) : aos_fa_fail(st, AOS_FA_HOST_IO, st->err, at);
   }
+  aos_fa_watch_remove(watch, wd);
   aos_fa_listing_sort(&stack[0].listing);
   stack[0].next = 0;
   r = 0;
@@ -213,23 +221,27 @@ int aos_fa_tree_walk(const aos_fa_root *root, const char *const *segs, size_t co
       break;
     }
     aos_fa__frame *nf = &stack[top + 1];
+    wd = aos_fa_watch_add(watch, child);
     r = aos_fa__read_dir(dup_fd, &nf->listing, &out->omitted);
     if (r != 0) {
       close(child);
       break;
     }
-    if (aos_fa_beneath_dir(root, child, st) != 0) {
+    if (aos_fa_beneath_dir(root, child, st) != 0 ||
+        (aos_fa_watch_moved(watch) && aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1) != 0)) {
       aos_fa_listing_free(&nf->listing);
       close(child);
       moved = true;
       r = st->kind == AOS_FA_FILE_CHANGED ? -ESTALE : -st->err;
       break;
     }
+    aos_fa_watch_remove(watch, wd);
     aos_fa_listing_sort(&nf->listing);
     nf->next = 0;
     top++;
     fds[top] = child;
   }
+  aos_fa_watch_close(watch);
   if (r != 0 || out->truncated) {
     for (size_t i = 0; i <= top; i++) {
       aos_fa_listing_free(&stack[i].listing);

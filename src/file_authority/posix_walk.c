@@ -201,7 +201,10 @@ static int aos_fa__walk_portable(const aos_fa_root *root, const char *const *seg
        * before the mkdir, and after it; made outside (its parent moved out meanwhile),
        * it is removed again and the call is FILE_CHANGED (posix_beneath.c). */
       aos_fa_status bst;
+      aos_fa_guard guard;
+      aos_fa_guard_begin(&guard, cur, -1);
       if (aos_fa_beneath_dir(root, cur, &bst) != 0) {
+        aos_fa_guard_end(&guard);
         if (cur != rootfd) close(cur);
         if (bst.kind == AOS_FA_FILE_CHANGED) return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
         return aos_fa_fail(st, AOS_FA_HOST_IO, bst.err, (int)i);
@@ -212,10 +215,17 @@ static int aos_fa__walk_portable(const aos_fa_root *root, const char *const *seg
       } while (r != 0 && errno == EINTR);
       if (r != 0 && errno != EEXIST) {
         fd = -errno;
+        aos_fa_guard_end(&guard);
         break;
       }
       fd = aos_fa__open_dir(cur, segs[i], access);
-      if (r == 0 && aos_fa_beneath_dir(root, cur, &bst) != 0) {
+      bool moved = r == 0 && aos_fa_beneath_dir(root, cur, &bst) != 0;
+      if (r == 0 && !moved && aos_fa_guard_moved(&guard)) {
+        moved = true;
+        aos_fa_fail(&bst, AOS_FA_FILE_CHANGED, 0, -1);
+      }
+      aos_fa_guard_end(&guard);
+      if (moved) {
         struct stat made;
         bool have = fd >= 0 && fstat(fd, &made) == 0;
         if (fd >= 0) close(fd);

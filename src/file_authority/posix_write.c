@@ -306,7 +306,8 @@ typedef struct {
   const aos_fa_write_opts *opts;
   const struct stat *ours;
   aos_fa__staged *staged;
-  int watch; /* an inotify descriptor watching the file an ifVersion write replaces, or -1 */
+  int watch; /* the watch on the file an ifVersion write replaces (in the guard's instance), or -1 */
+  aos_fa_guard *guard; /* watches the parent for moves through the commit */
 } aos_fa__commit_ctx;
 
 static bool aos_fa__is_ours(const aos_fa__commit_ctx *c, const struct stat *sb) {
@@ -383,47 +384,13 @@ static int aos_fa__pre_check(const aos_fa__commit_ctx *c, aos_fa_status *st) {
 /* ... and again after it: 0 when it still is; otherwise FILE_CHANGED (the caller undoes
  * what the commit did). */
 static int aos_fa__post_check(const aos_fa__commit_ctx *c, aos_fa_status *st) {
-  return aos_fa__pre_check(c, st);
+  int r = aos_fa__pre_check(c, st);
+  /* Beneath now, but moved meanwhile (out and back): the change may have landed outside. */
+  if (r == 0 && aos_fa_guard_moved(c->guard)) r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+  return r;
 }
 
-#ifdef __linux__
-#include <sys/inotify.h>
-/* Watches the file open at lk (the target an ifVersion write is about to replace) for
- * any write or metadata change: an inotify descriptor, or -1 (none: no /proc, no
- * inotify instance left; the version checks alone then decide). */
-static int aos_fa__watch(int lk) {
-  int w = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-  if (w < 0) return -1;
-  char proc[40];
-  snprintf(proc, sizeof proc, "/proc/self/fd/%d", lk);
-  if (inotify_add_watch(w, proc, IN_MODIFY | IN_ATTRIB) < 0) {
-    close(w);
-    return -1;
-  }
-  return w;
-}
 
-/* True when the watched file was written or changed its metadata since the watch began
- * (a rename moves it without either event). */
-static bool aos_fa__watched_changed(int w) {
-  if (w < 0) return false;
-  char buf[sizeof(struct inotify_event) + 256];
-  ssize_t n;
-  do {
-    n = read(w, buf, sizeof buf);
-  } while (n < 0 && errno == EINTR);
-  return n > 0;
-}
-#else
-static int aos_fa__watch(int lk) {
-  (void)lk;
-  return -1;
-}
-static bool aos_fa__watched_changed(int w) {
-  (void)w;
-  return false;
-}
-#endif
 
 /* True when `now` (the entry the commit replaced, seen after the exchange) may be
  * replaced: a regular file, and with if_version the very file that was checked. The
@@ -443,7 +410,7 @@ static bool aos_fa__may_replace(const aos_fa__commit_ctx *c, const struct stat *
   return a.dev == b.dev && a.ino == b.ino && a.size == b.size && a.mtime_ns == b.mtime_ns &&
          now->st_mode == checked->st_mode && now->st_uid == checked->st_uid &&
          now->st_gid == checked->st_gid && now->st_nlink == checked->st_nlink &&
-         !aos_fa__watched_changed(c->watch);
+         !(c->watch >= 0 && aos_fa_watch_changed(c->guard->w));
 }
 
 /* The refusal for an entry that may not be replaced. */
@@ -683,12 +650,12 @@ static int aos_fa__commit(aos_fa__commit_ctx *c, const struct stat *expected, ao
       r = aos_fa__lock_replaced(c, &checked, &lk, st);
       if (r != 0) return r;
       if (lk >= 0) {
-        c->watch = aos_fa__watch(lk);
+        c->watch = aos_fa_watch_add_file(c->guard->w, lk);
         struct stat held;
         aos_fa_version v;
         if (fstat(lk, &held) == 0) aos_fa_posix_version(&held, &v);
         if (fstat(lk, &held) != 0 || !aos_fa_version_matches(&v, c->opts->if_version)) {
-          if (c->watch >= 0) close(c->watch);
+          aos_fa_watch_remove(c->guard->w, c->watch);
           c->watch = -1;
           close(lk);
           return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
@@ -697,7 +664,7 @@ static int aos_fa__commit(aos_fa__commit_ctx *c, const struct stat *expected, ao
       }
     }
     r = aos_fa__commit_over(c, &checked, lk >= 0 || c->opts->if_version != NULL, st);
-    if (c->watch >= 0) close(c->watch);
+    aos_fa_watch_remove(c->guard->w, c->watch);
     c->watch = -1;
     if (lk >= 0) close(lk);
     if (r != 1) return r;
@@ -737,7 +704,7 @@ int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
   }
 
   int staged_fd = -1;
-  aos_fa__commit_ctx c = {root, dir, NULL, target, last, opts, NULL, NULL, -1};
+  aos_fa__commit_ctx c = {root, dir, NULL, target, last, opts, NULL, NULL, -1, NULL};
   /* The existing target: a regular file (its permission bits are kept), or none;
    * checked now so that a refused write writes nothing, and again at the commit. */
   struct stat existing;
@@ -764,7 +731,11 @@ int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
   c.ours = &ours;
   c.staged = &staged;
 
+  aos_fa_guard guard;
+  aos_fa_guard_begin(&guard, dir, -1);
+  c.guard = &guard;
   r = aos_fa__commit(&c, replacing ? &existing : NULL, st);
+  aos_fa_guard_end(&guard);
   if (r != 0) goto fail_temp;
   r = aos_fa__fsync(dir, true);
   if (r != 0) {

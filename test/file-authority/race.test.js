@@ -85,6 +85,13 @@ function isUnsafeAt0 (v) {
   return v instanceof fa.FileAuthorityError && v.code === 'UNSAFE_ENTRY' && v.segmentIndex === 0
 }
 
+// A directory on the way renamed while a listing or a change runs (here: exchanged with
+// the link, within the root) makes the call FILE_CHANGED: a watch sees that it moved, and
+// its path cannot tell a move out of the root and back from a move within it.
+function isMoved (v) {
+  return v instanceof fa.FileAuthorityError && v.code === 'FILE_CHANGED' && v.segmentIndex === undefined
+}
+
 describe('file-authority path-swap races', function () {
   this.timeout(300000)
 
@@ -128,7 +135,7 @@ describe('file-authority path-swap races', function () {
                 assert.ok(l.every((e) => e.name === 'secret' || e.name === 'w'))
                 seen.listed++
               } else {
-                assert.ok(l === undefined || isUnsafeAt0(l), `unexpected listing outcome: ${l}`)
+                assert.ok(l === undefined || isUnsafeAt0(l) || isMoved(l), `unexpected listing outcome: ${l}`)
               }
             }
             if (i % 500 === 0) {
@@ -136,7 +143,7 @@ describe('file-authority path-swap races', function () {
               if (x === undefined) {
                 seen.written++
               } else {
-                assert.ok(isUnsafeAt0(x) || (x.code === 'HOST_IO' && x.hostCode === 'ENOENT' && x.segmentIndex === 0),
+                assert.ok(isUnsafeAt0(x) || isMoved(x) || (x.code === 'HOST_IO' && x.hostCode === 'ENOENT' && x.segmentIndex === 0),
                   `unexpected write outcome: ${x}`)
                 seen.writeRefused++
               }
@@ -194,28 +201,30 @@ describe('file-authority path-swap races', function () {
         const refusedAt0 = (x) => isUnsafeAt0(x) || (x instanceof fa.FileAuthorityError && x.code === 'HOST_IO' && x.hostCode === 'ENOENT' && x.segmentIndex === 0)
         for (let i = 0; i < OPS_ITERATIONS; i++) {
           const listing = outcome(() => r.walkSync([], { maxEntries: 1000 }))
-          assert.ok(Array.isArray(listing), `unexpected walk outcome: ${listing}`)
-          for (const e of listing) {
+          assert.ok(Array.isArray(listing) || isMoved(listing), `unexpected walk outcome: ${listing}`)
+          for (const e of Array.isArray(listing) ? listing : []) {
             assert.notStrictEqual(e.path[e.path.length - 1], 'outside-only', 'a walk listed an entry outside the root')
             if (e.path.length > 1) assert.ok(['secret', 'w', 'victim', 'victim2'].includes(e.path[1]), `walk listed ${e.path[1]}`)
           }
-          seen.walked++
-          seen.walkEntries += listing.length
+          if (Array.isArray(listing)) {
+            seen.walked++
+            seen.walkEntries += listing.length
+          }
           const sub = outcome(() => r.walkSync(['d'], { maxEntries: 1000 }))
           if (Array.isArray(sub)) {
             assert.ok(sub.every((e) => e.path[0] !== 'outside-only'), 'a walk of d listed outside')
           } else {
-            assert.ok(sub === undefined || isUnsafeAt0(sub), `unexpected walk outcome: ${sub}`)
+            assert.ok(sub === undefined || isUnsafeAt0(sub) || isMoved(sub), `unexpected walk outcome: ${sub}`)
           }
           const planted = outcome(() => w.writeTextSync(['d', 'victim'], 'planted'))
-          if (planted !== undefined) assert.ok(refusedAt0(planted), `unexpected write outcome: ${planted}`)
+          if (planted !== undefined) assert.ok(refusedAt0(planted) || isMoved(planted), `unexpected write outcome: ${planted}`)
           const moved = outcome(() => w.renameSync(['d', 'victim'], ['d', 'victim2'], { replace: true }))
           if (moved === undefined) seen.renamed++
           // The source's 'd' is segment 0, the target's is segment 2 (after the source's two).
-          else assert.ok(refusedAt0(moved) || (moved.code === 'UNSAFE_ENTRY' && moved.segmentIndex === 2) || (moved.code === 'HOST_IO' && moved.hostCode === 'ENOENT'), `unexpected rename outcome: ${moved}`)
+          else assert.ok(refusedAt0(moved) || isMoved(moved) || (moved.code === 'UNSAFE_ENTRY' && moved.segmentIndex === 2) || (moved.code === 'HOST_IO' && moved.hostCode === 'ENOENT'), `unexpected rename outcome: ${moved}`)
           const gone = outcome(() => w.removeSync(['d', 'victim2']))
           if (gone === true) seen.removed++
-          else assert.ok(gone === false || isUnsafeAt0(gone), `unexpected remove outcome: ${gone}`)
+          else assert.ok(gone === false || isUnsafeAt0(gone) || isMoved(gone), `unexpected remove outcome: ${gone}`)
           const st = outcome(() => r.statSync(['d', 'w']))
           if (st && st.version) {
             const x = outcome(() => w.writeTextSync(['d', 'w'], `v${i}`, { ifVersion: st.version }))
