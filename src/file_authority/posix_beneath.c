@@ -37,6 +37,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#ifdef __APPLE__
+#include <sys/param.h>
+#endif
 #include <stdint.h>
 #include <unistd.h>
 

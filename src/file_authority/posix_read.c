@@ -370,7 +370,6 @@ static int aos_fa__read_pass(const aos_fa__source *src, uint8_t *buf, size_t siz
 static int aos_fa__confirm(const aos_fa__source *src, uint8_t *buf, size_t size,
                            uint64_t offset, bool probe, uint64_t max_bytes,
                            const struct stat *opened, int last, aos_fa_status *st) {
-  int fd = src->fd;
   uint8_t *again = malloc(size > 0 ? size : 1);
   if (again == NULL) return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
   int r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
@@ -383,7 +382,7 @@ static int aos_fa__confirm(const aos_fa__source *src, uint8_t *buf, size_t size,
      * preempted mid-copy across both passes, its time updates falling in one coarse
      * clock tick (ctime unchanged), gave two identical torn passes
      * (test/stress/torn-read.stress.js, restore mode, on a loaded machine). */
-    if (aos_fa__barrier(fd, opened) == 0) {
+    if (aos_fa__barrier(src->fd, opened) == 0) {
       r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
       break;
     }

@@ -136,7 +136,7 @@ static bool aos_lock__records(void) {
 #endif
 }
 
-#ifdef __linux__
+#if defined(__linux__) && defined(STATX_MNT_ID)
 /* The filesystem type of mount `mnt_id` as /proc/self/mountinfo names it, into type[cap]:
  * 0, or -1 when it cannot be read. */
 static int aos_lock__mount_type(uint64_t mnt_id, char *type, size_t cap) {
