@@ -153,6 +153,7 @@ int aos_fa_tree_walk(const aos_fa_root *root, const char *const *segs, size_t co
   int wd = aos_fa_watch_add(watch, fds[0]);
   r = aos_fa__read_dir(fd, &stack[0].listing, &out->omitted);
   if (r != 0) {
+    aos_fa_watch_remove(watch, wd);
     aos_fa_watch_close(watch);
     close(fds[0]);
     return aos_fa_fail(st, AOS_FA_HOST_IO, -r, at);
@@ -163,11 +164,13 @@ int aos_fa_tree_walk(const aos_fa_root *root, const char *const *segs, size_t co
   if (aos_fa_beneath_dir(root, fds[0], st) != 0 ||
       (aos_fa_watch_moved(watch) && aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1) != 0)) {
     aos_fa_listing_free(&stack[0].listing);
+    aos_fa_watch_remove(watch, wd);
     aos_fa_watch_close(watch);
     close(fds[0]);
     return st->kind == AOS_FA_FILE_CHANGED ? aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1) : aos_fa_fail(st, AOS_FA_HOST_IO, st->err, at);
   }
   aos_fa_watch_remove(watch, wd);
+  wd = -1;
   aos_fa_listing_sort(&stack[0].listing);
   stack[0].next = 0;
   r = 0;
@@ -236,11 +239,13 @@ int aos_fa_tree_walk(const aos_fa_root *root, const char *const *segs, size_t co
       break;
     }
     aos_fa_watch_remove(watch, wd);
+    wd = -1;
     aos_fa_listing_sort(&nf->listing);
     nf->next = 0;
     top++;
     fds[top] = child;
   }
+  aos_fa_watch_remove(watch, wd); /* a directory whose reading failed */
   aos_fa_watch_close(watch);
   if (r != 0 || out->truncated) {
     for (size_t i = 0; i <= top; i++) {
