@@ -80,7 +80,7 @@ void aos_fa_watch_close(int w);
 typedef struct {
   int w, wd_a, wd_b;
 } aos_fa_guard;
-int aos_fa_guard_begin(aos_fa_guard *g, int dir_a, int dir_b);
+int aos_fa_guard_begin(aos_fa_guard *g, const aos_fa_root *root, int dir_a, int dir_b);
 bool aos_fa_guard_moved(aos_fa_guard *g);
 void aos_fa_guard_end(aos_fa_guard *g);
 

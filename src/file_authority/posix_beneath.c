@@ -11,8 +11,10 @@
  * computes it (d_path, under the rename seqlock: the whole chain of names at one
  * instant, in one system call). The root's own path is read the same way before and
  * after it; the descriptor is beneath the root when the root's path, unchanged across
- * the check, is a whole-component prefix of its path. A root whose path changed during
- * the check is looked at again (a bounded number of times, then FILE_CHANGED). What
+ * the check, is a whole-component prefix of its path. A snapshot that does not show it
+ * beneath is taken again (the root itself may have been renamed during it: renaming the
+ * root's pathname changes nothing for an authority), a bounded number of times; then
+ * the ".." walk below decides, by identity. What
  * this cannot see: a process that may rename the root itself (or one of its ancestors)
  * and does so twice within the check, renaming it away and back, while the descriptor
  * sits in a directory outside that took the root's old path meanwhile (docs/security.md).
@@ -53,7 +55,7 @@
 
 /* Directories the ".." walk climbs at most (a path of 4096 single-byte components). */
 #define AOS_FA__UP_MAX 2048
-/* Looks at a root whose path moved during the check, before FILE_CHANGED. */
+/* Path snapshots taken before the ".." walk decides (posix_beneath.c). */
 #define AOS_FA__ROOT_TRIES 4
 /* The longest path read from the host: d_path fills one page on Linux; macOS MAXPATHLEN. */
 #define AOS_FA__PATH_MAX 4096
@@ -95,8 +97,14 @@ static bool aos_fa__under(const char *root, size_t rlen, const char *p, size_t p
   return plen == rlen || p[rlen] == '/';
 }
 
-/* 1 beneath, 0 not beneath, -errno when the paths cannot be read (the caller falls
- * back to the ".." walk). */
+/* 1 beneath; -EAGAIN when no snapshot showed it beneath (the caller decides by the ".."
+ * walk, by identity); -errno when the paths cannot be read (the same fallback). A
+ * snapshot counts only when the root's path is the same just before and just after the
+ * target's; any snapshot that shows the target beneath proves it was at that instant.
+ * One that does not may have been taken while the root itself was being renamed (its
+ * pathname may change at any time, even away and back between the two looks at it), so
+ * a "not beneath" is never concluded from paths: it is taken again, and after
+ * AOS_FA__ROOT_TRIES such snapshots the ".." walk decides. */
 static int aos_fa__beneath_by_path(int rootfd, int fd) {
   char before[AOS_FA__PATH_MAX], target[AOS_FA__PATH_MAX], after[AOS_FA__PATH_MAX];
   ssize_t rb = aos_fa__fd_path(rootfd, before, sizeof before);
@@ -106,14 +114,14 @@ static int aos_fa__beneath_by_path(int rootfd, int fd) {
     if (t < 0) return (int)t;
     ssize_t ra = aos_fa__fd_path(rootfd, after, sizeof after);
     if (ra < 0) return (int)ra;
-    if (ra == rb && memcmp(before, after, (size_t)rb) == 0) {
-      return aos_fa__under(before, (size_t)rb, target, (size_t)t) ? 1 : 0;
+    if (ra == rb && memcmp(before, after, (size_t)rb) == 0 &&
+        aos_fa__under(before, (size_t)rb, target, (size_t)t)) {
+      return 1;
     }
-    /* The root was renamed during the check: look again from its new path. */
     memcpy(before, after, (size_t)ra + 1);
     rb = ra;
   }
-  return 0;
+  return -EAGAIN;
 }
 #endif
 
@@ -347,10 +355,14 @@ void aos_fa_watch_close(int w) {
 }
 #endif
 
-int aos_fa_guard_begin(aos_fa_guard *g, int dir_a, int dir_b) {
-  g->w = aos_fa_watch_open();
-  g->wd_a = aos_fa_watch_add(g->w, dir_a);
-  g->wd_b = dir_b >= 0 && dir_b != dir_a ? aos_fa_watch_add(g->w, dir_b) : -1;
+int aos_fa_guard_begin(aos_fa_guard *g, const aos_fa_root *root, int dir_a, int dir_b) {
+  /* The root itself is never watched: its pathname may be renamed at any time without
+   * changing anything for the authority, and nothing of it is ever outside itself. */
+  if (dir_a == root->fd) dir_a = -1;
+  if (dir_b == root->fd || dir_b == dir_a) dir_b = -1;
+  g->w = dir_a >= 0 || dir_b >= 0 ? aos_fa_watch_open() : -1;
+  g->wd_a = dir_a >= 0 ? aos_fa_watch_add(g->w, dir_a) : -1;
+  g->wd_b = dir_b >= 0 ? aos_fa_watch_add(g->w, dir_b) : -1;
   return 0;
 }
 

@@ -78,7 +78,7 @@ int aos_fa_list(const aos_fa_root *root, const char *const *segs, size_t count,
   }
   size_t cap = 0;
   aos_fa_guard guard;
-  aos_fa_guard_begin(&guard, dirfd(d), -1);
+  aos_fa_guard_begin(&guard, root, count == 0 ? root->fd : dirfd(d), -1); /* [] is the root */
   for (;;) {
     errno = 0;
     struct dirent *ent = readdir(d);
@@ -96,7 +96,7 @@ int aos_fa_list(const aos_fa_root *root, const char *const *segs, size_t count,
       out->omitted++;
       continue;
     }
-    aos_fa_entry_kind kind;
+    aos_fa_entry_kind kind = AOS_FA_KIND_OTHER;
     int k = aos_fa__kind_of(d, ent, &kind);
     if (k == -ENOENT) continue; /* removed while listing */
     if (k != 0) {

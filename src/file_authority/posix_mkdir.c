@@ -28,7 +28,7 @@ int aos_fa_make_directory(const aos_fa_root *root, const char *const *segs, size
    * after it; a parent moved out in between gets the new directory taken away again
    * (only if it is still the one made here, and empty) and the call is FILE_CHANGED. */
   aos_fa_guard guard;
-  aos_fa_guard_begin(&guard, dir, -1);
+  aos_fa_guard_begin(&guard, root, dir, -1);
   r = aos_fa_beneath_dir(root, dir, st);
   if (r != 0) {
     aos_fa_guard_end(&guard);

@@ -66,7 +66,7 @@ int aos_fa_remove(const aos_fa_root *root, const char *const *segs, size_t count
   }
   int e = 0;
   aos_fa_guard guard;
-  aos_fa_guard_begin(&guard, dir, -1);
+  aos_fa_guard_begin(&guard, root, dir, -1);
   r = aos_fa_beneath_dir(root, dir, st);
   if (r != 0) goto out;
   char tmp[48];

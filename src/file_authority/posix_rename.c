@@ -243,7 +243,7 @@ int aos_fa_rename(const aos_fa_root *root, const char *const *from, size_t nfrom
       goto failed;
     }
   }
-  aos_fa_guard_begin(&guard, fdir, tdir);
+  aos_fa_guard_begin(&guard, root, fdir, tdir);
   for (int attempt = 0; attempt < 8; attempt++) {
     r = aos_fa__both_beneath(root, fdir, tdir, st);
     if (r != 0) goto done;

@@ -150,7 +150,7 @@ int aos_fa_tree_walk(const aos_fa_root *root, const char *const *segs, size_t co
   /* One watch instance for the walk: a watch on each directory while it is read (a
    * move out and back between reading it and its check is seen; posix_beneath.c). */
   int watch = aos_fa_watch_open();
-  int wd = aos_fa_watch_add(watch, fds[0]);
+  int wd = count == 0 ? -1 : aos_fa_watch_add(watch, fds[0]); /* [] is the root: never watched */
   r = aos_fa__read_dir(fd, &stack[0].listing, &out->omitted);
   if (r != 0) {
     aos_fa_watch_remove(watch, wd);

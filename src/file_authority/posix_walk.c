@@ -202,7 +202,7 @@ static int aos_fa__walk_portable(const aos_fa_root *root, const char *const *seg
        * it is removed again and the call is FILE_CHANGED (posix_beneath.c). */
       aos_fa_status bst;
       aos_fa_guard guard;
-      aos_fa_guard_begin(&guard, cur, -1);
+      aos_fa_guard_begin(&guard, root, cur, -1);
       if (aos_fa_beneath_dir(root, cur, &bst) != 0) {
         aos_fa_guard_end(&guard);
         if (cur != rootfd) close(cur);

@@ -732,7 +732,7 @@ int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
   c.staged = &staged;
 
   aos_fa_guard guard;
-  aos_fa_guard_begin(&guard, dir, -1);
+  aos_fa_guard_begin(&guard, root, dir, -1);
   c.guard = &guard;
   r = aos_fa__commit(&c, replacing ? &existing : NULL, st);
   aos_fa_guard_end(&guard);
