@@ -87,7 +87,7 @@ int aos_fa_rename(const aos_fa_root *root, const char *const *from, size_t nfrom
       }
     }
   } else if (!S_ISREG(sb.st_mode)) {
-    r = aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, S_ISLNK(sb.st_mode) ? ELOOP : 0, tlast);
+    r = aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, aos_fa_posix_kind_errno(sb.st_mode), tlast);
     goto done;
   } else {
     /* Replaces the regular file atomically (one rename over it). */
