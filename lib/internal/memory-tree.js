@@ -209,15 +209,21 @@ function walkDirectories (root, segments, count, operation, create) {
   return { dir }
 }
 
+/** The host code of UNSAFE_ENTRY for a node where a regular file is needed, as the
+ * native authorities report it: ELOOP for a link, EISDIR for a directory. */
+function notFileCode (node) {
+  return node.kind === 'symlink' ? 'ELOOP' : node.kind === 'directory' ? 'EISDIR' : undefined
+}
+
 function readFile (root, segments, maxBytes, operation) {
   const last = segments.length - 1
   // No segments names the root itself: a directory, not a regular file.
-  if (last < 0) throw fail('UNSAFE_ENTRY', operation)
+  if (last < 0) throw fail('UNSAFE_ENTRY', operation, undefined, 'EISDIR')
   const { dir } = walkDirectories(root, segments, last, operation, false)
   if (dir === undefined) return undefined
   const node = dir.entries.get(segments[last])
   if (node === undefined) return undefined
-  if (node.kind !== 'file') throw fail('UNSAFE_ENTRY', operation, last)
+  if (node.kind !== 'file') throw fail('UNSAFE_ENTRY', operation, last, notFileCode(node))
   if (node.bytes.length > maxBytes) throw fail('OVER_BUDGET', operation)
   return new Uint8Array(node.bytes)
 }
@@ -248,12 +254,12 @@ function locate (root, segments, operation, create) {
  * given as, kept for snapshot()), under WriteOptions `o` (checked already). */
 function writeFile (root, segments, bytes, text, o, operation) {
   const last = segments.length - 1
-  if (last < 0) throw fail('UNSAFE_ENTRY', operation)
+  if (last < 0) throw fail('UNSAFE_ENTRY', operation, undefined, 'EISDIR')
   const found = locate(root, segments, operation, o.createParents)
   if (found.dir === undefined) throw fail('HOST_IO', operation, found.missing, 'ENOENT')
   const existing = found.node
   if (o.ifAbsent && existing !== undefined) throw fail('ENTRY_EXISTS', operation, last, 'EEXIST')
-  if (existing !== undefined && existing.kind !== 'file') throw fail('UNSAFE_ENTRY', operation, last)
+  if (existing !== undefined && existing.kind !== 'file') throw fail('UNSAFE_ENTRY', operation, last, notFileCode(existing))
   if (o.ifVersion !== undefined && (existing === undefined || versionOf(existing) !== o.ifVersion)) {
     throw fail('FILE_CHANGED', operation)
   }
@@ -279,22 +285,22 @@ function stat (root, segments, operation) {
 
 function readVersioned (root, segments, maxBytes, operation) {
   const last = segments.length - 1
-  if (last < 0) throw fail('UNSAFE_ENTRY', operation)
+  if (last < 0) throw fail('UNSAFE_ENTRY', operation, undefined, 'EISDIR')
   const found = locate(root, segments, operation, false)
   if (found.dir === undefined || found.node === undefined) return undefined
   const node = found.node
-  if (node.kind !== 'file') throw fail('UNSAFE_ENTRY', operation, last)
+  if (node.kind !== 'file') throw fail('UNSAFE_ENTRY', operation, last, notFileCode(node))
   if (node.bytes.length > maxBytes) throw fail('OVER_BUDGET', operation)
   return { bytes: new Uint8Array(node.bytes), version: versionOf(node) }
 }
 
 function readRange (root, segments, offset, length, operation) {
   const last = segments.length - 1
-  if (last < 0) throw fail('UNSAFE_ENTRY', operation)
+  if (last < 0) throw fail('UNSAFE_ENTRY', operation, undefined, 'EISDIR')
   const found = locate(root, segments, operation, false)
   if (found.dir === undefined || found.node === undefined) return undefined
   const node = found.node
-  if (node.kind !== 'file') throw fail('UNSAFE_ENTRY', operation, last)
+  if (node.kind !== 'file') throw fail('UNSAFE_ENTRY', operation, last, notFileCode(node))
   const size = node.bytes.length
   const start = Math.min(offset, size)
   const end = Math.min(size, start + length)
@@ -383,7 +389,7 @@ function rename (root, from, to, replace, operation) {
   const target = dst.node
   if (target !== undefined) {
     if (!replace) throw fail('ENTRY_EXISTS', operation, toLast, 'EEXIST')
-    if (target.kind !== 'file') throw fail('UNSAFE_ENTRY', operation, toLast, target.kind === 'symlink' ? 'ELOOP' : undefined)
+    if (target.kind !== 'file') throw fail('UNSAFE_ENTRY', operation, toLast, notFileCode(target))
     if (target === node) return
     if (node.kind === 'directory') throw fail('UNSAFE_ENTRY', operation, toLast, 'ENOTDIR')
   }
