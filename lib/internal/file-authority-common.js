@@ -278,6 +278,7 @@ const OPTIONS = Object.freeze({
   }, { required: ['maxEntries'] }),
   writeText: writeOptions('writeText'),
   writeBytes: writeOptions('writeBytes'),
+  list: args.defineOptions('list', {}),
   remove: args.defineOptions('remove', { directory: args.bool() }),
   makeDirectory: args.defineOptions('makeDirectory', { parents: args.bool(), mode: args.permissionBits(0o777) }),
   rename: args.defineOptions('rename', { replace: args.bool() })
@@ -366,7 +367,7 @@ const OPERATIONS = Object.freeze([
   { name: 'readBytes', side: 'read', check: (o, segments, options) => [checkSegments(segments, o), checkMaxBytes(options, o)] },
   { name: 'readVersioned', side: 'read', check: (o, segments, options) => [checkSegments(segments, o), checkMaxBytes(options, o)] },
   { name: 'readRange', side: 'read', check: (o, segments, options) => [checkSegments(segments, o), checkRangeOptions(options, o)] },
-  { name: 'list', side: 'read', check: (o, segments, options) => [checkSegments(segments, o), checkNoOptions(options, o)] },
+  { name: 'list', side: 'read', check: (o, segments, options) => [checkSegments(segments, o), OPTIONS.list.read(options, raise)] },
   { name: 'walk', side: 'read', check: (o, segments, options) => [checkSegments(segments, o), checkWalkOptions(options, o)] },
   { name: 'stat', side: 'both', check: (o, segments, options) => [checkSegments(segments, o), checkNoOptions(options, o)] },
   {
