@@ -26,6 +26,14 @@ export interface AbortSignalLike {
   removeEventListener(type: 'abort', listener: (this: any, event: any) => any): void
 }
 
+/**
+ * What a read returns: a Node Buffer (a Uint8Array, as `fs` returns). With @types/node
+ * present this is its `Buffer`; without it, a Uint8Array that has `toString`.
+ */
+export type BufferLike = typeof globalThis extends { Buffer: { from(data: string): infer B } }
+  ? B
+  : Uint8Array
+
 /** A signal name: the same list as NodeJS.Signals of @types/node. */
 export type SignalName =
   | 'SIGABRT' | 'SIGALRM' | 'SIGBUS' | 'SIGCHLD' | 'SIGCONT' | 'SIGFPE' | 'SIGHUP' | 'SIGILL'
@@ -38,6 +46,7 @@ export type SignalName =
 
 export type FileAuthorityErrorCode =
   | 'INVALID_PATH'
+  | 'INVALID_OPTION'
   | 'INVALID_CONTENT'
   | 'UNSAFE_ENTRY'
   | 'UNSUPPORTED_BACKEND'
@@ -60,6 +69,8 @@ export declare class FileAuthorityError extends Error {
   readonly segmentIndex?: number
   /** 'ELOOP', 'EACCES', 'STATUS_ACCESS_DENIED', ... */
   readonly hostCode?: string
+  /** A bad argument: which argument or option is at fault ('segments', 'options.maxBytes', ...). */
+  readonly argument?: string
 }
 
 export interface FileAuthority {
@@ -94,12 +105,12 @@ export interface FileStat {
 }
 
 export interface VersionedBytes {
-  readonly bytes: Uint8Array
+  readonly bytes: BufferLike
   readonly version: string
 }
 
 export interface RangeRead {
-  readonly bytes: Uint8Array
+  readonly bytes: BufferLike
   readonly size: number
   readonly version: string
 }
@@ -122,8 +133,8 @@ export interface WriteOptions {
 }
 
 export interface ReadAuthority extends FileAuthority {
-  readBytes(segments: readonly string[], options: { maxBytes: number }): Promise<Uint8Array | undefined>
-  readBytesSync(segments: readonly string[], options: { maxBytes: number }): Uint8Array | undefined
+  readBytes(segments: readonly string[], options: { maxBytes: number }): Promise<BufferLike | undefined>
+  readBytesSync(segments: readonly string[], options: { maxBytes: number }): BufferLike | undefined
   readVersioned(segments: readonly string[], options: { maxBytes: number }): Promise<VersionedBytes | undefined>
   readVersionedSync(segments: readonly string[], options: { maxBytes: number }): VersionedBytes | undefined
   readRange(segments: readonly string[], options: { offset: number; length: number }): Promise<RangeRead | undefined>
@@ -155,6 +166,8 @@ export declare function openReadAuthority(root: string, options?: OpenOptions): 
 export declare function openReadAuthoritySync(root: string, options?: OpenOptions): ReadAuthority
 export declare function openWriteAuthority(root: string, options?: OpenOptions): Promise<WriteAuthority>
 export declare function openWriteAuthoritySync(root: string, options?: OpenOptions): WriteAuthority
+/** A path string (a caller's or a model's) as segments, without touching the filesystem. */
+export declare function toSegments(path: string, options?: { root?: string }): string[]
 
 // ------------------------------------------------------- file-authority/testing
 
@@ -176,6 +189,7 @@ export declare function createMemoryAuthorities(
 
 export type NodeLockErrorCode =
   | 'INVALID_PATH'
+  | 'INVALID_OPTION'
   | 'UNSAFE_ENTRY'
   | 'LOCK_HELD'
   | 'LOCK_TIMEOUT'
@@ -191,6 +205,8 @@ export declare class NodeLockError extends Error {
   readonly hostCode?: string
   /** The pid of the live process on this host holding the lock, where it can be known. */
   readonly holderPid?: number
+  /** A bad argument: 'lockPath', 'fn', 'options.timeoutMs', ... */
+  readonly argument?: string
 }
 
 export interface LockGuard {

@@ -6,5 +6,6 @@
 
 const { FileAuthorityError } = require('./internal/file-authority-common.js')
 const { createMemoryAuthorities } = require('./internal/memory-authority.js')
+const { toSegments } = require('./internal/to-segments.js')
 
-module.exports = { createMemoryAuthorities, FileAuthorityError }
+module.exports = { createMemoryAuthorities, toSegments, FileAuthorityError }

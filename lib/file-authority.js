@@ -13,12 +13,14 @@
 const { inspect } = require('node:util')
 const binding = require('./binding.js')
 const debug = require('./internal/debug.js')
+const args = require('./internal/args.js')
 const {
   FileAuthorityError,
   fail,
-  invalid,
+  invalidOption,
+  raise,
   unsupported,
-  readOption,
+  toBuffer,
   joinSegments,
   checkMaxBytes,
   encodeText,
@@ -28,6 +30,8 @@ const {
   OPERATIONS
 } = require('./internal/file-authority-common.js')
 
+const { toSegments } = require('./internal/to-segments.js')
+
 const native = binding.part('fileAuthority')
 // The project's tests run the whole suite with the portable resolver too; not public.
 if (native !== undefined && process.env.AGENT_OS_FA_RESOLVER === 'portable') {
@@ -35,6 +39,8 @@ if (native !== undefined && process.env.AGENT_OS_FA_RESOLVER === 'portable') {
 }
 
 const KINDS = Object.freeze(['file', 'directory', 'symlink', 'other'])
+const rejectNow = args.rejectNow
+const invalidPath = (operation, argument, expected) => raise('INVALID_PATH', operation, argument, expected)
 const kConstruct = Symbol('FileAuthority')
 
 /** A native raw failure (or anything unexpected) as the typed error of `operation`. */
@@ -74,7 +80,7 @@ class Authority {
 
   get closed () {
     const state = stateOf(this)
-    if (state === undefined) throw invalid('closed', 'this', 'must be a file authority')
+    if (state === undefined) throw invalidOption('closed', 'this', 'must be a file authority')
     return state.closed
   }
 
@@ -82,7 +88,7 @@ class Authority {
     const operation = 'sharesRootWith'
     const mine = receiver(this, operation)
     const theirs = stateOf(other)
-    if (theirs === undefined) throw invalid(operation, 'other', 'must be a file authority')
+    if (theirs === undefined) throw invalidOption(operation, 'other', 'must be a file authority of this module')
     live(mine, operation)
     live(theirs, operation)
     try {
@@ -121,9 +127,9 @@ class Authority {
 /** The state of `self`, which must be an authority (of the given kind, if any). */
 function receiver (self, operation, writable) {
   const state = stateOf(self)
-  if (state === undefined) throw invalid(operation, 'this', 'must be a file authority')
+  if (state === undefined) throw invalidOption(operation, 'this', 'must be a file authority')
   if (writable !== undefined && state.writable !== writable) {
-    throw invalid(operation, 'this', writable ? 'must be a WriteAuthority' : 'must be a ReadAuthority')
+    throw invalidOption(operation, 'this', writable ? 'must be a WriteAuthority' : 'must be a ReadAuthority')
   }
   return state
 }
@@ -156,13 +162,19 @@ function closeNow (state) {
   }
 }
 
-/** Starts an async operation and tracks it until it settles (close waits for it). */
-function track (state, operation, started) {
-  const tracked = started.then(undefined, (err) => { throw toError(err, operation) })
-  state.inFlight.add(tracked)
-  const done = () => { state.inFlight.delete(tracked) }
-  tracked.then(done, done)
-  return tracked
+/**
+ * Starts an async operation and tracks it until it settles (close waits for it).
+ * Returns the promise the caller gets: one reaction on the binding's promise converts
+ * the result (`convert`) or the failure. That promise has no other reaction than the
+ * caller's, so an error made in the reaction has a stack that names the awaiting
+ * caller's frame (V8's async stack traces; fs/promises does the same), at no cost on
+ * success. The in-flight set tracks the binding's promise itself.
+ */
+function track (state, operation, started, convert) {
+  state.inFlight.add(started)
+  const done = () => { state.inFlight.delete(started) }
+  started.then(done, done)
+  return started.then(convert, (err) => { throw toError(err, operation) })
 }
 
 /** Any failure of `body` (argument checks included) as a rejection. */
@@ -170,13 +182,13 @@ function promised (operation, body) {
   try {
     return body()
   } catch (err) {
-    return Promise.reject(toError(err, operation))
+    return args.rejectNow(toError(err, operation))
   }
 }
 
-function runAsync (state, operation, fn) {
+function runAsync (state, operation, fn, convert) {
   const handle = live(state, operation)
-  return track(state, operation, fn(requireNative(operation), handle))
+  return track(state, operation, fn(requireNative(operation), handle), convert)
 }
 
 /** The binding's [names joined with '/', kinds, omitted], names already in code-unit
@@ -217,7 +229,7 @@ function toStat (raw) {
 }
 
 const same = (raw) => raw
-const toRange = (raw) => (raw === undefined ? undefined : { bytes: raw[0], size: raw[1], version: raw[2] })
+const toRange = (raw) => (raw === undefined ? undefined : { bytes: toBuffer(raw[0]), size: raw[1], version: raw[2] })
 const optional = (convert) => (raw) => (raw === undefined ? undefined : convert(raw))
 const nothing = () => undefined
 const W_PARENTS = 1
@@ -230,10 +242,10 @@ function writeFlags (o, utf8) {
 // How this face runs each row of OPERATIONS: the binding call (one per operation; the
 // last argument says async) and the conversion of its raw result.
 const NATIVE = {
-  readBytes: { call: (n, h, [segs, max], async) => n.read(h, segs, max, false, async), result: same },
+  readBytes: { call: (n, h, [segs, max], async) => n.read(h, segs, max, false, async), result: toBuffer },
   readVersioned: {
     call: (n, h, [segs, max], async) => n.read(h, segs, max, true, async),
-    result: optional((raw) => ({ bytes: raw[0], version: raw[1] }))
+    result: optional((raw) => ({ bytes: toBuffer(raw[0]), version: raw[1] }))
   },
   readRange: {
     call: (n, h, [segs, r], async) => n.readRange(h, segs, r.offset, r.length, async),
@@ -270,9 +282,9 @@ function defineOperation (row) {
         const state = receiver(this, name, writable)
         const args = check(name, a, b, c)
         const handle = live(state, name)
-        return track(state, name, call(requireNative(name), handle, args, true)).then(result)
+        return track(state, name, call(requireNative(name), handle, args, true), result)
       } catch (err) {
-        return Promise.reject(toError(err, name))
+        return rejectNow(toError(err, name))
       }
     },
     [`${name}Sync`] (a, b, c) {
@@ -327,7 +339,7 @@ function readBytesSync (segments, options) {
   const maxBytes = checkMaxBytes(options, 'readBytes')
   const n = nativeFor(state, 'readBytes')
   try {
-    return n.read(state.handle, joined, maxBytes, false, false)
+    return toBuffer(n.read(state.handle, joined, maxBytes, false, false))
   } catch (err) {
     throw toError(err, 'readBytes')
   }
@@ -339,9 +351,9 @@ function readBytes (segments, options) {
     const joined = joinSegments(segments, 'readBytes')
     const maxBytes = checkMaxBytes(options, 'readBytes')
     const n = nativeFor(state, 'readBytes')
-    return track(state, 'readBytes', n.read(state.handle, joined, maxBytes, false, true))
+    return track(state, 'readBytes', n.read(state.handle, joined, maxBytes, false, true), toBuffer)
   } catch (err) {
-    return Promise.reject(toError(err, 'readBytes'))
+    return rejectNow(toError(err, 'readBytes'))
   }
 }
 
@@ -366,7 +378,11 @@ function readRangeSync (segments, options) {
   }
   if (raw === undefined || typeof raw[0] !== 'number') return toRange(raw)
   const count = raw[0]
-  const bytes = count === length ? new Uint8Array(dest.buffer, 0, count) : new Uint8Array(dest.subarray(0, count))
+  let bytes = dest
+  if (count !== length) {
+    bytes = Buffer.allocUnsafeSlow(count)
+    dest.copy(bytes, 0, 0, count)
+  }
   return { bytes, size: raw[1], version: raw[2] }
 }
 
@@ -376,9 +392,9 @@ function readRange (segments, options) {
     const joined = joinSegments(segments, 'readRange')
     const { offset, length } = checkRangeOptions(options, 'readRange')
     const n = nativeFor(state, 'readRange')
-    return track(state, 'readRange', n.readRange(state.handle, joined, offset, length, true)).then(toRange)
+    return track(state, 'readRange', n.readRange(state.handle, joined, offset, length, true), toRange)
   } catch (err) {
-    return Promise.reject(toError(err, 'readRange'))
+    return rejectNow(toError(err, 'readRange'))
   }
 }
 
@@ -409,9 +425,9 @@ function writeAsync (self, operation, segments, bytes, options, utf8) {
     const data = utf8 ? textArg(bytes, operation) : copyBytes(bytes, operation)
     const o = checkWriteOptions(options, operation)
     const n = nativeFor(state, operation)
-    return track(state, operation, n.write(state.handle, joined, data, writeFlags(o, utf8), o.mode, o.ifVersion, true)).then(nothing)
+    return track(state, operation, n.write(state.handle, joined, data, writeFlags(o, utf8), o.mode, o.ifVersion, true), nothing)
   } catch (err) {
-    return Promise.reject(toError(err, operation))
+    return rejectNow(toError(err, operation))
   }
 }
 
@@ -439,26 +455,28 @@ if (debug.enabled) {
   }
 }
 
-const ROOT_EXPECTED = 'must be an absolute path (a well-formed string without NUL)'
+const ROOT_EXPECTED = 'must be an absolute path to a directory (a well-formed string without NUL)'
 
 /** `root`: an absolute path, a well-formed string without NUL. */
 function checkRoot (root, operation) {
   if (typeof root !== 'string' || root.length === 0 || root.includes('\0') || !root.isWellFormed()) {
-    throw invalid(operation, 'root', ROOT_EXPECTED)
+    throw invalidPath(operation, 'root', ROOT_EXPECTED)
   }
   // Absolute: '/...' on POSIX; a drive ('C:\\...') or UNC ('\\\\server\\share') path on Windows.
   const absolute = process.platform === 'win32' ? /^(?:[A-Za-z]:[\\/]|[\\/]{2}[^\\/])/.test(root) : root.startsWith('/')
-  if (!absolute) throw invalid(operation, 'root', ROOT_EXPECTED)
+  if (!absolute) throw invalidPath(operation, 'root', ROOT_EXPECTED)
   return root
+}
+
+const OPEN_OPTIONS = {
+  openReadAuthority: args.defineOptions('openReadAuthority', { sameRootAs: args.custom('must be a file authority of this module', (v) => stateOf(v) !== undefined) }),
+  openWriteAuthority: args.defineOptions('openWriteAuthority', { sameRootAs: args.custom('must be a file authority of this module', (v) => stateOf(v) !== undefined) })
 }
 
 /** `{ sameRootAs?: FileAuthority }`: the state of that authority, or undefined. */
 function checkOpenOptions (options, operation) {
-  const same = readOption(options, 'sameRootAs', operation)
-  if (same === undefined) return undefined
-  const state = stateOf(same)
-  if (state === undefined) throw invalid(operation, 'options.sameRootAs', 'must be a file authority')
-  return state
+  const same = OPEN_OPTIONS[operation].read(options, raise).sameRootAs
+  return same === undefined ? undefined : stateOf(same)
 }
 
 function openSync (operation, Class, root, options) {
@@ -487,8 +505,8 @@ function openAsync (operation, Class, root, options) {
         (err) => { throw toError(err, operation) })
     }
     // Held like any operation on `same`: its descriptor stays open until this settles.
-    return runAsync(same, operation, (nat, h) => nat.open(path, h, writable, true))
-      .then((handle) => new Class(kConstruct, handle, writable))
+    return runAsync(same, operation, (nat, h) => nat.open(path, h, writable, true),
+      (handle) => new Class(kConstruct, handle, writable))
   })
 }
 
@@ -513,6 +531,7 @@ module.exports = {
   openReadAuthoritySync,
   openWriteAuthority,
   openWriteAuthoritySync,
+  toSegments,
   FileAuthorityError
 }
 // NODE_DEBUG=agent-os (lib/internal/debug.js). The plain object literal above stays as

@@ -6,12 +6,20 @@
 
 const binding = require('./binding.js')
 const debug = require('./internal/debug.js')
-const { formatMessage, kMessage } = require('./internal/message.js')
+const { formatMessage, messageParts, kMessage } = require('./internal/message.js')
+const args = require('./internal/args.js')
 
-const CODES = new Set(['INVALID_PATH', 'UNSAFE_ENTRY', 'LOCK_HELD', 'LOCK_TIMEOUT', 'UNSUPPORTED_BACKEND', 'HOST_IO'])
+const CODES = new Set(['INVALID_PATH', 'INVALID_OPTION', 'UNSAFE_ENTRY', 'LOCK_HELD', 'LOCK_TIMEOUT', 'UNSUPPORTED_BACKEND', 'HOST_IO'])
 
 const kReason = Symbol('reason')
 const UNSAFE_REASON = 'the entry at the lock path is not a guard file; it was left as it was'
+// Fixed hints (the contract allows "a fixed hint of what to do").
+const MISSING_DIRECTORY = "the lock file's directory does not exist (the lock file itself is created)"
+function hintFor (code, hostCode) {
+  if (code === 'UNSAFE_ENTRY') return UNSAFE_REASON
+  if (code === 'HOST_IO' && hostCode === 'ENOENT') return MISSING_DIRECTORY
+  return undefined
+}
 
 // The message is lib/internal/message.js's one format:
 //   <operation> failed: <CODE>[: <argument> <expected> | : held by pid N ...][ (hostCode)]
@@ -39,13 +47,15 @@ class NodeLockError extends Error {
     const operation = typeof d.operation === 'string' ? d.operation : 'nodeLock'
     const holderPid = Number.isSafeInteger(d.holderPid) && d.holderPid > 0 ? d.holderPid : undefined
     const hostCode = typeof d.hostCode === 'string' && /^[A-Z][A-Z0-9_]{0,63}$/.test(d.hostCode) ? d.hostCode : undefined
-    const reason = d.reason !== undefined ? d.reason : code === 'UNSAFE_ENTRY' ? UNSAFE_REASON : undefined
-    super(formatMessage({ operation, code, holderPid, hostCode, reason, argument: d.argument, expected: d.expected }, 'nodeLock'))
+    const argument = messageParts({ argument: d.argument }).argument
+    const reason = d.reason !== undefined ? d.reason : hintFor(code, hostCode)
+    super(formatMessage({ operation, code, holderPid, hostCode, reason, argument, expected: d.expected }, 'nodeLock'))
     Object.defineProperty(this, 'name', { value: 'NodeLockError', enumerable: false, configurable: true, writable: true })
     this.code = code
     this.operation = operation
     if (holderPid !== undefined) this.holderPid = holderPid
     if (hostCode !== undefined) this.hostCode = hostCode
+    if (argument !== undefined) this.argument = argument
   }
 }
 
@@ -60,18 +70,25 @@ function nativePart (operation) {
 
 const isWindows = process.platform === 'win32'
 
-/** A bad argument: `argument` names it, `expected` says what it must be (fixed texts). */
-function invalid (operation, argument, expected) {
-  return new NodeLockError('INVALID_PATH', { operation, [kMessage]: { argument, expected } })
+/** A bad argument: `argument` names it, `expected` says what it must be (fixed texts).
+ * A bad lockPath is INVALID_PATH; every other bad argument or option INVALID_OPTION. */
+function raise (code, operation, argument, expected) {
+  return new NodeLockError(code, { operation, [kMessage]: { argument, expected } })
 }
 
+function invalidOption (operation, argument, expected) {
+  return raise('INVALID_OPTION', operation, argument, expected)
+}
+
+// A lone surrogate could only be written as another name (U+FFFD): refused, so a
+// lock is never taken on a file other than the one named.
 function checkPath (lockPath, operation) {
-  const ok = typeof lockPath === 'string' && lockPath.length > 0 && !lockPath.includes('\0') &&
+  const ok = typeof lockPath === 'string' && lockPath.length > 0 && !lockPath.includes('\0') && lockPath.isWellFormed() &&
     (isWindows
       ? /^(?:[A-Za-z]:[\\/]|[\\/]{2}[^\\/])/.test(lockPath) && !/[\\/]$/.test(lockPath)
       // Absolute, and not ending in a separator (a name that does can never be a file).
       : lockPath.charCodeAt(0) === 0x2f && lockPath.charCodeAt(lockPath.length - 1) !== 0x2f)
-  if (!ok) throw invalid(operation, 'lockPath', 'must be an absolute path to a file (a string without NUL, not ending in a separator)')
+  if (!ok) throw raise('INVALID_PATH', operation, 'lockPath', 'must be an absolute path to a file (a well-formed string without NUL, not ending in a separator)')
 }
 
 const kMake = Symbol('make')
@@ -132,7 +149,9 @@ function typed (err, operation) {
 }
 
 /** Takes the lock at once or returns undefined when it is held. Never waits. */
-function tryAcquire (lockPath) {
+function tryAcquire (lockPath, options) {
+  checkPath(lockPath, 'tryAcquire')
+  args.noOptions(options, 'tryAcquire', raise)
   const r = attempt(lockPath, 'tryAcquire', false)
   return typeof r === 'number' ? undefined : r
 }
@@ -149,26 +168,29 @@ function isAbortSignal (value) {
   }
 }
 
-// Reads acquire's (and withLock's) options. Each option is read once, so a getter
-// cannot change it between check and use. `waits` tells whether the caller asked
-// for a wait at all (withLock waits only then).
+const waitOptions = (operation) => args.defineOptions(operation, {
+  timeoutMs: args.nonNegative(undefined),
+  signal: args.custom('must be an AbortSignal', isAbortSignal)
+})
+const ACQUIRE_OPTIONS = waitOptions('acquire')
+const WITH_LOCK_OPTIONS = waitOptions('withLock')
+
+// Reads acquire's (and withLock's) options through the package's argument checker
+// (lib/internal/args.js): each option read once, unknown keys refused. `waits` tells
+// whether the caller asked for a wait at all (withLock waits only then).
 function checkAcquireOptions (options, operation) {
-  if (options === undefined || options === null) return { timeoutMs: DEFAULT_TIMEOUT_MS, signal: undefined, waits: false }
-  if (typeof options !== 'object') throw invalid(operation, 'options', 'must be an object')
-  let given, signal
-  try {
-    given = options.timeoutMs
-    signal = options.signal
-  } catch {
-    throw invalid(operation, 'options', 'could not be read') // a getter or proxy trap threw
-  }
-  if (given !== undefined && (typeof given !== 'number' || !Number.isFinite(given) || given < 0)) {
-    throw invalid(operation, 'options.timeoutMs', 'must be a finite number >= 0')
-  }
-  if (signal !== undefined && !isAbortSignal(signal)) {
-    throw invalid(operation, 'options.signal', 'must be an AbortSignal')
-  }
-  return { timeoutMs: given === undefined ? DEFAULT_TIMEOUT_MS : given, signal, waits: given !== undefined || signal !== undefined }
+  const o = (operation === 'acquire' ? ACQUIRE_OPTIONS : WITH_LOCK_OPTIONS).read(options, raise)
+  const waits = o.timeoutMs !== undefined || o.signal !== undefined
+  return { timeoutMs: o.timeoutMs === undefined ? DEFAULT_TIMEOUT_MS : o.timeoutMs, signal: o.signal, waits }
+}
+
+// An aborted wait rejects with the signal's reason itself (the contract's line, and the
+// web platform's convention: fetch, signal.throwIfAborted()); `controller.abort()` with
+// no argument makes that reason a DOMException named 'AbortError'. Its stack is the
+// caller's own business and is never touched.
+/** The errors this module makes (whose stack may be re-captured at the caller). */
+function isOurs (err) {
+  return err instanceof NodeLockError
 }
 
 // Waits `ms`, or rejects with the signal's reason as soon as it aborts.
@@ -232,21 +254,34 @@ async function waitFor (lockPath, operation, timeoutMs, signal) {
 }
 
 /** Retries tryAcquire with growing, jittered pauses until it succeeds, `timeoutMs`
- * passes (LOCK_TIMEOUT) or `signal` aborts (its reason). */
-async function acquire (lockPath, options) {
-  checkPath(lockPath, 'acquire')
-  const { timeoutMs, signal } = checkAcquireOptions(options, 'acquire')
-  nativePart('acquire')
-  return waitFor(lockPath, 'acquire', timeoutMs, signal)
+ * passes (LOCK_TIMEOUT) or `signal` aborts (its reason).
+ * A failure decided after the call returned has a stack naming the caller's frame. */
+function acquire (lockPath, options) {
+  try {
+    checkPath(lockPath, 'acquire')
+    const { timeoutMs, signal } = checkAcquireOptions(options, 'acquire')
+    nativePart('acquire')
+    return args.withCallerStack(waitFor(lockPath, 'acquire', timeoutMs, signal), isOurs)
+  } catch (err) {
+    return args.rejectNow(err)
+  }
 }
 
 /** Runs `fn` holding the lock, and releases after `fn` settles, however it settles.
  * Without options, LOCK_HELD at once when the lock is held; with `timeoutMs` or
  * `signal`, waits as acquire does. */
-async function withLock (lockPath, fn, options) {
-  checkPath(lockPath, 'withLock')
-  if (typeof fn !== 'function') throw invalid('withLock', 'fn', 'must be a function')
-  const { timeoutMs, signal, waits } = checkAcquireOptions(options, 'withLock')
+function withLock (lockPath, fn, options) {
+  try {
+    checkPath(lockPath, 'withLock')
+    if (typeof fn !== 'function') throw invalidOption('withLock', 'fn', 'must be a function')
+    const o = checkAcquireOptions(options, 'withLock')
+    return args.withCallerStack(runLocked(lockPath, fn, o), isOurs)
+  } catch (err) {
+    return args.rejectNow(err)
+  }
+}
+
+async function runLocked (lockPath, fn, { timeoutMs, signal, waits }) {
   let guard
   if (waits) {
     nativePart('withLock')

@@ -2,6 +2,8 @@ export {
   MemoryTree,
   MemoryAuthorityOptions,
   createMemoryAuthorities,
+  toSegments,
+  BufferLike,
   FileAuthorityErrorCode,
   FileAuthorityError,
   FileAuthority,

@@ -16,5 +16,7 @@ export {
   openReadAuthority,
   openReadAuthoritySync,
   openWriteAuthority,
-  openWriteAuthoritySync
+  openWriteAuthoritySync,
+  toSegments,
+  BufferLike
 } from '../index'

@@ -5,10 +5,12 @@
 
 const { isUtf8, constants: { MAX_LENGTH } } = require('node:buffer')
 const { isUint8Array } = require('node:util').types
-const { formatMessage, kMessage } = require('./message.js')
+const { formatMessage, messageParts, kMessage } = require('./message.js')
+const args = require('./args.js')
 
 const RECOVERABLE = Object.freeze({
   INVALID_PATH: 'yes',
+  INVALID_OPTION: 'yes',
   INVALID_CONTENT: 'yes',
   UNSAFE_ENTRY: 'yes',
   UNSUPPORTED_BACKEND: 'no',
@@ -28,11 +30,44 @@ function isCode (code) {
 }
 
 // The message is lib/internal/message.js's one format:
-//   <operation> failed: <CODE>[ at segment i][: <argument> <expected> | : <reason>][ (hostCode)]
+//   <operation> failed: <CODE>[ at segment i][: <argument> <expected> | : <hint>][ (hostCode)]
 // It names the operation, the segment index, the host code and, for a bad argument, the
 // argument at fault and what it must be (fixed texts of this package); never a root, a
-// segment's text, content or any value the caller passed.
+// segment's text, content or any value the caller passed. A host failure may carry a
+// fixed hint of what to do (hintFor below).
 const kReason = Symbol('reason')
+
+// Fixed hints the contract allows ("a fixed hint of what to do"), by code, host code
+// and operation. Both faces raise through fail(), so both give the same text.
+const HINTS = Object.freeze({
+  createParents: 'a parent directory is missing; createParents: true creates missing parents',
+  parents: 'a parent directory is missing; parents: true creates missing parents',
+  rootMissing: 'the root directory does not exist',
+  renameMissing: 'the source or a parent directory of the target is missing',
+  removeDirectory: 'the entry is a directory; { directory: true } removes an empty directory',
+  isDirectory: 'the entry is a directory where a file is needed',
+  link: 'the entry is a symbolic link, which is never followed',
+  notDirectory: 'a parent is not a directory',
+  replace: 'the target exists; { replace: true } replaces a regular file'
+})
+const WRITES = new Set(['writeText', 'writeBytes', 'appendText', 'appendBytes'])
+function hintFor (code, operation, hostCode) {
+  if (code === 'HOST_IO' && hostCode === 'ENOENT') {
+    if (WRITES.has(operation)) return HINTS.createParents
+    if (operation === 'makeDirectory') return HINTS.parents
+    if (operation === 'openReadAuthority' || operation === 'openWriteAuthority') return HINTS.rootMissing
+    if (operation === 'rename') return HINTS.renameMissing
+    return undefined
+  }
+  if (code === 'UNSAFE_ENTRY') {
+    if (hostCode === 'EISDIR') return operation === 'remove' ? HINTS.removeDirectory : HINTS.isDirectory
+    if (hostCode === 'ELOOP') return HINTS.link
+    if (hostCode === 'ENOTDIR') return HINTS.notDirectory
+    return undefined
+  }
+  if (code === 'ENTRY_EXISTS' && operation === 'rename') return HINTS.replace
+  return undefined
+}
 
 class FileAuthorityError extends Error {
   constructor (code, details) {
@@ -57,14 +92,16 @@ class FileAuthorityError extends Error {
     const operation = typeof d.operation === 'string' ? d.operation : 'fileAuthority'
     const segmentIndex = Number.isSafeInteger(d.segmentIndex) && d.segmentIndex >= 0 ? d.segmentIndex : undefined
     const hostCode = typeof d.hostCode === 'string' && /^[A-Z][A-Z0-9_]{0,63}$/.test(d.hostCode) ? d.hostCode : undefined
-    const reason = typeof d.reason === 'string' ? d.reason : undefined
-    super(formatMessage({ operation, code, segmentIndex, hostCode, reason, argument: d.argument, expected: d.expected }, 'fileAuthority'))
+    const argument = messageParts({ argument: d.argument }).argument
+    const reason = typeof d.reason === 'string' ? d.reason : argument === undefined ? hintFor(code, operation, hostCode) : undefined
+    super(formatMessage({ operation, code, segmentIndex, hostCode, reason, argument, expected: d.expected }, 'fileAuthority'))
     Object.defineProperty(this, 'name', { value: 'FileAuthorityError', enumerable: false, configurable: true, writable: true })
     this.code = code
     this.recoverable = RECOVERABLE[code]
     this.operation = operation
     if (segmentIndex !== undefined) this.segmentIndex = segmentIndex
     if (hostCode !== undefined) this.hostCode = hostCode
+    if (argument !== undefined) this.argument = argument
   }
 }
 
@@ -73,9 +110,20 @@ function fail (code, operation, segmentIndex, hostCode) {
 }
 
 /** A bad argument: `argument` names it (`options.maxBytes`, `segments[2]`) and
- * `expected` says what it must be; both fixed texts of this package. */
+ * `expected` says what it must be; both fixed texts of this package. A bad path (the
+ * root, a segment list, the byte budget) is INVALID_PATH; every other bad argument or
+ * option is INVALID_OPTION (contract 0.3). */
 function invalid (operation, argument, expected, segmentIndex, code = 'INVALID_PATH') {
   return new FileAuthorityError(code, { operation, segmentIndex, [kMessage]: { argument, expected } })
+}
+
+function invalidOption (operation, argument, expected) {
+  return invalid(operation, argument, expected, undefined, 'INVALID_OPTION')
+}
+
+/** The argument checker's raise (lib/internal/args.js) for this subpath. */
+function raise (code, operation, argument, expected) {
+  return invalid(operation, argument, expected, undefined, code)
 }
 
 /** UNSUPPORTED_BACKEND with a fixed, actionable reason (no caller data). */
@@ -199,104 +247,71 @@ function joinSegments (segments, operation, windows = process.platform === 'win3
   return joined
 }
 
-const OPTIONS_EXPECTED = 'must be an object'
+// ---- options: one spec per operation (lib/internal/args.js) ------------------------
 
-/** options[key], read once; `options` may be left out (undefined or null). A misspelt
- * key is simply absent, so an error names the expected key, never the caller's. */
-function readOption (options, key, operation, code = 'INVALID_PATH') {
-  if (options === undefined || options === null) return undefined
-  if (typeof options !== 'object') throw invalid(operation, 'options', OPTIONS_EXPECTED, undefined, code)
-  try {
-    return options[key]
-  } catch {
-    throw invalid(operation, `options.${key}`, 'could not be read', undefined, code)
-  }
-}
+const VERSION_SHAPE = /^[0-9a-f]{96}$/
+// The byte budget is part of what the contract calls a path argument (INVALID_PATH);
+// every other option is INVALID_OPTION.
+const MAX_BYTES = args.safeInteger(0, MAX_LENGTH, 'buffer.constants.MAX_LENGTH', undefined, 'INVALID_PATH')
+const COUNT = args.safeInteger(0, Number.MAX_SAFE_INTEGER, 'Number.MAX_SAFE_INTEGER')
+const VERSION = args.custom('must be a version string (96 lowercase hex digits) from stat or readVersioned',
+  (v) => typeof v === 'string' && VERSION_SHAPE.test(v))
 
-const MAX_BYTES_EXPECTED = 'must be a safe integer from 0 to buffer.constants.MAX_LENGTH'
+const budget = (name) => args.defineOptions(name, { maxBytes: MAX_BYTES }, { required: ['maxBytes'] })
+const writeOptions = (name) => args.defineOptions(name, {
+  createParents: args.bool(),
+  mode: args.permissionBits(0o666),
+  ifVersion: VERSION,
+  ifAbsent: args.bool()
+})
+
+const OPTIONS = Object.freeze({
+  readBytes: budget('readBytes'),
+  readVersioned: budget('readVersioned'),
+  readRange: args.defineOptions('readRange', {
+    offset: COUNT,
+    length: args.safeInteger(0, MAX_LENGTH, 'buffer.constants.MAX_LENGTH')
+  }, { required: ['offset', 'length'] }),
+  walk: args.defineOptions('walk', {
+    maxEntries: COUNT,
+    maxDepth: args.safeInteger(0, Number.MAX_SAFE_INTEGER, 'Number.MAX_SAFE_INTEGER', -1)
+  }, { required: ['maxEntries'] }),
+  writeText: writeOptions('writeText'),
+  writeBytes: writeOptions('writeBytes'),
+  list: args.defineOptions('list', {}),
+  remove: args.defineOptions('remove', { directory: args.bool() }),
+  makeDirectory: args.defineOptions('makeDirectory', { parents: args.bool(), mode: args.permissionBits(0o777) }),
+  rename: args.defineOptions('rename', { replace: args.bool() })
+})
 
 /** `{ maxBytes }` is required: a safe integer from 0 to buffer.constants.MAX_LENGTH. */
 function checkMaxBytes (options, operation) {
-  if (options === undefined || options === null || typeof options !== 'object') {
-    throw invalid(operation, 'options', 'must be an object with maxBytes')
-  }
-  const maxBytes = readOption(options, 'maxBytes', operation)
-  if (typeof maxBytes !== 'number' || !Number.isSafeInteger(maxBytes) || maxBytes < 0 || maxBytes > MAX_LENGTH) {
-    throw invalid(operation, 'options.maxBytes', MAX_BYTES_EXPECTED)
-  }
-  return maxBytes
+  return OPTIONS[operation].read(options, raise).maxBytes
 }
 
-/** An optional boolean option (undefined: false). */
-function boolOption (options, key, operation) {
-  const value = readOption(options, key, operation)
-  if (value !== undefined && typeof value !== 'boolean') throw invalid(operation, `options.${key}`, 'must be a boolean')
-  return value === true
-}
-
-/** An optional permission-bits option: an integer 0 ... 0o777 (set-id and sticky
- * bits, fractions, anything else: INVALID_PATH). */
-function modeOption (options, key, operation, fallback) {
-  const value = readOption(options, key, operation)
-  if (value === undefined) return fallback
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 0o777) {
-    throw invalid(operation, `options.${key}`, 'must be an integer from 0 to 0o777')
-  }
-  return value
-}
-
-/** A required (or, with `fallback`, optional) safe integer >= 0, at most `max`
- * (`maxText` names the bound). */
-function countOption (options, key, operation, max, maxText, fallback) {
-  const value = readOption(options, key, operation)
-  if (value === undefined && fallback !== undefined) return fallback
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > max) {
-    throw invalid(operation, `options.${key}`, `must be a safe integer from 0 to ${maxText}`)
-  }
-  return value
-}
-
-function requiredOptions (options, operation, what) {
-  if (options === undefined || options === null || typeof options !== 'object') {
-    throw invalid(operation, 'options', `must be an object with ${what}`)
-  }
-  return options
-}
-
-const VERSION_SHAPE = /^[0-9a-f]{96}$/
-
-/** `WriteOptions`: { createParents, mode, ifVersion, ifAbsent }, each checked; ifVersion
- * a version string's shape (96 lowercase hex digits); ifAbsent with ifVersion is
- * INVALID_PATH. */
+/** `WriteOptions`, each checked; ifAbsent with ifVersion is INVALID_OPTION. */
 function checkWriteOptions (options, operation) {
-  const createParents = boolOption(options, 'createParents', operation)
-  const mode = modeOption(options, 'mode', operation, 0o666)
-  const ifAbsent = boolOption(options, 'ifAbsent', operation)
-  const ifVersion = readOption(options, 'ifVersion', operation)
-  if (ifVersion !== undefined && (typeof ifVersion !== 'string' || !VERSION_SHAPE.test(ifVersion))) {
-    throw invalid(operation, 'options.ifVersion', 'must be a version string (96 lowercase hex digits)')
+  const o = OPTIONS[operation].read(options, raise)
+  if (o.ifVersion !== undefined && o.ifAbsent) {
+    throw invalidOption(operation, 'options.ifVersion', 'must be left out when options.ifAbsent is true')
   }
-  if (ifVersion !== undefined && ifAbsent) {
-    throw invalid(operation, 'options.ifVersion', 'must be left out when options.ifAbsent is true')
-  }
-  return { createParents, mode, ifAbsent, ifVersion }
+  return o
 }
 
 /** `{ offset, length }` of readRange: safe integers >= 0, length at most MAX_LENGTH. */
 function checkRangeOptions (options, operation) {
-  requiredOptions(options, operation, 'offset and length')
-  const offset = countOption(options, 'offset', operation, Number.MAX_SAFE_INTEGER, 'Number.MAX_SAFE_INTEGER')
-  const length = countOption(options, 'length', operation, MAX_LENGTH, 'buffer.constants.MAX_LENGTH')
-  return { offset, length }
+  return OPTIONS[operation].read(options, raise)
 }
 
 /** `{ maxEntries, maxDepth? }` of walk: maxEntries required; maxDepth -1 when left out
  * (unlimited). */
 function checkWalkOptions (options, operation) {
-  requiredOptions(options, operation, 'maxEntries')
-  const maxEntries = countOption(options, 'maxEntries', operation, Number.MAX_SAFE_INTEGER, 'Number.MAX_SAFE_INTEGER')
-  const maxDepth = countOption(options, 'maxDepth', operation, Number.MAX_SAFE_INTEGER, 'Number.MAX_SAFE_INTEGER', -1)
-  return { maxEntries, maxDepth }
+  return OPTIONS[operation].read(options, raise)
+}
+
+/** An operation without an options argument: anything given there is refused. */
+function checkNoOptions (value, operation) {
+  args.noOptions(value, operation, raise)
 }
 
 /** rename's target segments: an error's segmentIndex counts after the source's. */
@@ -314,7 +329,7 @@ function isBytes (value) {
  * The bytes to write: a string must be well-formed UTF-16 and is encoded as UTF-8;
  * bytes must be valid UTF-8 and are copied (the caller may reuse its buffer while an
  * async write runs). Malformed text is INVALID_CONTENT; a value that is neither a
- * string nor a Uint8Array is an invalid argument (INVALID_PATH).
+ * string nor a Uint8Array is a bad argument (INVALID_OPTION).
  */
 function encodeText (text, operation) {
   if (typeof text === 'string') {
@@ -325,13 +340,20 @@ function encodeText (text, operation) {
     if (!isUtf8(text)) throw invalid(operation, 'text', 'must be valid UTF-8', undefined, 'INVALID_CONTENT')
     return Buffer.from(text)
   }
-  throw invalid(operation, 'text', 'must be a string or a Uint8Array')
+  throw invalidOption(operation, 'text', 'must be a string or a Uint8Array')
 }
 
 /** writeBytes' content: any real Uint8Array, copied at the call. */
 function copyBytes (bytes, operation) {
-  if (!isBytes(bytes)) throw invalid(operation, 'bytes', 'must be a Uint8Array')
+  if (!isBytes(bytes)) throw invalidOption(operation, 'bytes', 'must be a Uint8Array')
   return Buffer.from(bytes)
+}
+
+/** A read's bytes as a Node Buffer over the same memory (contract 0.3: reads return
+ * Buffers, so `bytes.toString('utf8')` works). */
+function toBuffer (bytes) {
+  if (bytes === undefined || Buffer.isBuffer(bytes)) return bytes
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 }
 
 /**
@@ -345,9 +367,9 @@ const OPERATIONS = Object.freeze([
   { name: 'readBytes', side: 'read', check: (o, segments, options) => [checkSegments(segments, o), checkMaxBytes(options, o)] },
   { name: 'readVersioned', side: 'read', check: (o, segments, options) => [checkSegments(segments, o), checkMaxBytes(options, o)] },
   { name: 'readRange', side: 'read', check: (o, segments, options) => [checkSegments(segments, o), checkRangeOptions(options, o)] },
-  { name: 'list', side: 'read', check: (o, segments) => [checkSegments(segments, o)] },
+  { name: 'list', side: 'read', check: (o, segments, options) => [checkSegments(segments, o), OPTIONS.list.read(options, raise)] },
   { name: 'walk', side: 'read', check: (o, segments, options) => [checkSegments(segments, o), checkWalkOptions(options, o)] },
-  { name: 'stat', side: 'both', check: (o, segments) => [checkSegments(segments, o)] },
+  { name: 'stat', side: 'both', check: (o, segments, options) => [checkSegments(segments, o), checkNoOptions(options, o)] },
   {
     name: 'writeText',
     side: 'write',
@@ -366,24 +388,34 @@ const OPERATIONS = Object.freeze([
       return [segs, copy, checkWriteOptions(options, o)]
     }
   },
-  { name: 'remove', side: 'write', check: (o, segments, options) => [checkSegments(segments, o), boolOption(options, 'directory', o)] },
+  { name: 'remove', side: 'write', check: (o, segments, options) => [checkSegments(segments, o), OPTIONS.remove.read(options, raise).directory] },
   {
     name: 'makeDirectory',
     side: 'write',
-    check: (o, segments, options) => [checkSegments(segments, o), boolOption(options, 'parents', o), modeOption(options, 'mode', o, 0o777)]
+    check: (o, segments, options) => {
+      const segs = checkSegments(segments, o)
+      const { parents, mode } = OPTIONS.makeDirectory.read(options, raise)
+      return [segs, parents, mode]
+    }
   },
   {
     name: 'rename',
     side: 'write',
     check: (o, from, to, options) => {
       const f = checkSegments(from, o, undefined, 'from')
-      return [f, checkTargetSegments(f, to, o), boolOption(options, 'replace', o)]
+      return [f, checkTargetSegments(f, to, o), OPTIONS.rename.read(options, raise).replace]
     }
   }
 ])
 
 module.exports = {
   FileAuthorityError,
+  HINTS,
+  OPTIONS,
+  raise,
+  invalidOption,
+  checkNoOptions,
+  toBuffer,
   RECOVERABLE,
   MAX_SEGMENTS,
   MAX_SEGMENT_BYTES,
@@ -400,6 +432,5 @@ module.exports = {
   encodeText,
   copyBytes,
   isBytes,
-  readOption,
   OPERATIONS
 }

@@ -11,9 +11,12 @@ const {
   FileAuthorityError,
   RECOVERABLE,
   fail,
-  invalid,
+  invalidOption,
+  raise,
+  toBuffer,
   OPERATIONS
 } = require('./file-authority-common.js')
+const args = require('./args.js')
 const memoryTree = require('./memory-tree.js')
 const debug = require('./debug.js')
 
@@ -38,7 +41,7 @@ const WRITE = 'write'
  * method called on a writer does not let the writer read, and the other way round). */
 function stateOf (self, operation, side) {
   const state = typeof self === 'object' && self !== null ? states.get(self) : undefined
-  if (state === undefined || (side !== undefined && state.side !== side)) throw invalid(operation, 'this', side === undefined ? 'must be a file authority' : `must be a ${side === READ ? 'ReadAuthority' : 'WriteAuthority'}`)
+  if (state === undefined || (side !== undefined && state.side !== side)) throw invalidOption(operation, 'this', side === undefined ? 'must be a file authority' : `must be a ${side === READ ? 'ReadAuthority' : 'WriteAuthority'}`)
   return state
 }
 
@@ -61,7 +64,8 @@ class MemoryAuthority {
   sharesRootWith (other) {
     const operation = 'sharesRootWith'
     const mine = stateOf(this, operation)
-    const theirs = stateOf(other, operation)
+    const theirs = typeof other === 'object' && other !== null ? states.get(other) : undefined
+    if (theirs === undefined) throw invalidOption(operation, 'other', 'must be a file authority of this module')
     return openRoot(mine, operation) === openRoot(theirs, operation)
   }
 
@@ -114,9 +118,15 @@ function injectFault (root, operation, segments) {
 
 // How this face runs each row of OPERATIONS, on the tree, with the checked arguments.
 const MEMORY = {
-  readBytes: (dir, [segs, max], o) => memoryTree.readFile(dir, segs, max, o),
-  readVersioned: (dir, [segs, max], o) => memoryTree.readVersioned(dir, segs, max, o),
-  readRange: (dir, [segs, r], o) => memoryTree.readRange(dir, segs, r.offset, r.length, o),
+  readBytes: (dir, [segs, max], o) => toBuffer(memoryTree.readFile(dir, segs, max, o)),
+  readVersioned: (dir, [segs, max], o) => {
+    const r = memoryTree.readVersioned(dir, segs, max, o)
+    return r === undefined ? undefined : { bytes: toBuffer(r.bytes), version: r.version }
+  },
+  readRange: (dir, [segs, r], o) => {
+    const got = memoryTree.readRange(dir, segs, r.offset, r.length, o)
+    return got === undefined ? undefined : { bytes: toBuffer(got.bytes), size: got.size, version: got.version }
+  },
   list: (dir, [segs], o) => memoryTree.listDirectory(dir, segs, o),
   walk: (dir, [segs, w], o) => memoryTree.walk(dir, segs, w.maxEntries, w.maxDepth, o),
   stat: (dir, [segs], o) => memoryTree.stat(dir, segs, o),
@@ -181,19 +191,11 @@ if (debug.enabled) {
  * FileAuthorityError (INVALID_PATH; INVALID_CONTENT for file text that is not
  * well-formed) with operation 'createMemoryAuthorities'.
  */
+const CREATE_OPTIONS = args.defineOptions('createMemoryAuthorities', { fault: args.func() })
+
 function createMemoryAuthorities (tree, options) {
-  const operation = 'createMemoryAuthorities'
-  let fault
   // Options may be left out or null, like every options argument of the package.
-  if (options !== undefined && options !== null) {
-    if (typeof options !== 'object') throw invalid(operation, 'options', 'must be an object')
-    try {
-      fault = options.fault
-    } catch {
-      throw invalid(operation, 'options.fault', 'could not be read')
-    }
-    if (fault !== undefined && typeof fault !== 'function') throw invalid(operation, 'options.fault', 'must be a function')
-  }
+  const { fault } = CREATE_OPTIONS.read(options, raise)
   const root = new MemoryRoot(memoryTree.parseTree(tree), fault)
   return {
     reader: new ReadAuthority(kConstruct, root, READ),

@@ -13,6 +13,7 @@
 const {
   MAX_SEGMENTS,
   fail,
+  invalid,
   segmentProblem
 } = require('./file-authority-common.js')
 
@@ -85,6 +86,11 @@ function isPlainObject (value) {
   }
 }
 
+// What a bad tree must be instead (createMemoryAuthorities' `tree` argument). The
+// segment index is the depth of the first bad entry.
+const TREE_EXPECTED = 'must be a MemoryTree: plain objects of names (each one path segment) holding a string, a Uint8Array, { symlink: target }, { other: true } or another such object'
+const badTree = (index) => invalid(OPERATION, 'tree', TREE_EXPECTED, index)
+
 /** Reads a value's own enumerable string keys and their values, each exactly once. */
 function ownEntries (object, index) {
   try {
@@ -92,7 +98,7 @@ function ownEntries (object, index) {
     const values = names.map((name) => object[name])
     return { names, values }
   } catch {
-    throw fail('INVALID_PATH', OPERATION, index)
+    throw badTree(index)
   }
 }
 
@@ -104,19 +110,19 @@ function ownEntries (object, index) {
  */
 function parseTree (tree) {
   if (tree === undefined) return newDirectory()
-  if (!isPlainObject(tree)) throw fail('INVALID_PATH', OPERATION)
+  if (!isPlainObject(tree)) throw badTree()
   return parseDirectory(tree, 0, new Set())
 }
 
 function parseDirectory (object, depth, ancestors) {
-  if (ancestors.has(object)) throw fail('INVALID_PATH', OPERATION, depth - 1)
+  if (ancestors.has(object)) throw badTree(depth - 1)
   ancestors.add(object)
   const dir = newDirectory()
   const { names, values } = ownEntries(object, depth === 0 ? undefined : depth - 1)
   // Entries no segment list can reach (deeper than a 255-segment listing shows).
-  if (names.length > 0 && depth > MAX_DEPTH) throw fail('INVALID_PATH', OPERATION, depth)
+  if (names.length > 0 && depth > MAX_DEPTH) throw badTree(depth)
   for (let i = 0; i < names.length; i++) {
-    if (segmentProblem(names[i], process.platform === 'win32')) throw fail('INVALID_PATH', OPERATION, depth)
+    if (segmentProblem(names[i], process.platform === 'win32')) throw badTree(depth)
     dir.entries.set(names[i], parseNode(values[i], depth, ancestors))
   }
   ancestors.delete(object)
@@ -125,11 +131,11 @@ function parseDirectory (object, depth, ancestors) {
 
 function parseNode (value, index, ancestors) {
   if (typeof value === 'string') {
-    if (!value.isWellFormed()) throw fail('INVALID_CONTENT', OPERATION, index)
+    if (!value.isWellFormed()) throw invalid(OPERATION, 'tree', 'file text must be well-formed UTF-16', index, 'INVALID_CONTENT')
     return fileFromText(value)
   }
   if (isBytes(value)) return fileFromBytes(value)
-  if (!isPlainObject(value)) throw fail('INVALID_PATH', OPERATION, index)
+  if (!isPlainObject(value)) throw badTree(index)
   // `{ symlink: string }` and `{ other: true }` are leaves; any other object is a directory.
   const { names, values } = ownEntries(value, index)
   if (names.length === 1 && names[0] === 'symlink' && typeof values[0] === 'string') {
@@ -144,7 +150,7 @@ function parseNode (value, index, ancestors) {
 function parseSymlink (target, index) {
   if (target.length === 0 || target.includes('\0') || !target.isWellFormed() ||
       Buffer.byteLength(target, 'utf8') > MAX_TARGET_BYTES) {
-    throw fail('INVALID_PATH', OPERATION, index)
+    throw badTree(index)
   }
   return meta({ kind: 'symlink', target }, 0o777 | UMASK)
 }
@@ -209,15 +215,21 @@ function walkDirectories (root, segments, count, operation, create) {
   return { dir }
 }
 
+/** The host code of UNSAFE_ENTRY for a node where a regular file is needed, as the
+ * native authorities report it: ELOOP for a link, EISDIR for a directory. */
+function notFileCode (node) {
+  return node.kind === 'symlink' ? 'ELOOP' : node.kind === 'directory' ? 'EISDIR' : undefined
+}
+
 function readFile (root, segments, maxBytes, operation) {
   const last = segments.length - 1
   // No segments names the root itself: a directory, not a regular file.
-  if (last < 0) throw fail('UNSAFE_ENTRY', operation)
+  if (last < 0) throw fail('UNSAFE_ENTRY', operation, undefined, 'EISDIR')
   const { dir } = walkDirectories(root, segments, last, operation, false)
   if (dir === undefined) return undefined
   const node = dir.entries.get(segments[last])
   if (node === undefined) return undefined
-  if (node.kind !== 'file') throw fail('UNSAFE_ENTRY', operation, last)
+  if (node.kind !== 'file') throw fail('UNSAFE_ENTRY', operation, last, notFileCode(node))
   if (node.bytes.length > maxBytes) throw fail('OVER_BUDGET', operation)
   return new Uint8Array(node.bytes)
 }
@@ -248,12 +260,12 @@ function locate (root, segments, operation, create) {
  * given as, kept for snapshot()), under WriteOptions `o` (checked already). */
 function writeFile (root, segments, bytes, text, o, operation) {
   const last = segments.length - 1
-  if (last < 0) throw fail('UNSAFE_ENTRY', operation)
+  if (last < 0) throw fail('UNSAFE_ENTRY', operation, undefined, 'EISDIR')
   const found = locate(root, segments, operation, o.createParents)
   if (found.dir === undefined) throw fail('HOST_IO', operation, found.missing, 'ENOENT')
   const existing = found.node
   if (o.ifAbsent && existing !== undefined) throw fail('ENTRY_EXISTS', operation, last, 'EEXIST')
-  if (existing !== undefined && existing.kind !== 'file') throw fail('UNSAFE_ENTRY', operation, last)
+  if (existing !== undefined && existing.kind !== 'file') throw fail('UNSAFE_ENTRY', operation, last, notFileCode(existing))
   if (o.ifVersion !== undefined && (existing === undefined || versionOf(existing) !== o.ifVersion)) {
     throw fail('FILE_CHANGED', operation)
   }
@@ -279,22 +291,22 @@ function stat (root, segments, operation) {
 
 function readVersioned (root, segments, maxBytes, operation) {
   const last = segments.length - 1
-  if (last < 0) throw fail('UNSAFE_ENTRY', operation)
+  if (last < 0) throw fail('UNSAFE_ENTRY', operation, undefined, 'EISDIR')
   const found = locate(root, segments, operation, false)
   if (found.dir === undefined || found.node === undefined) return undefined
   const node = found.node
-  if (node.kind !== 'file') throw fail('UNSAFE_ENTRY', operation, last)
+  if (node.kind !== 'file') throw fail('UNSAFE_ENTRY', operation, last, notFileCode(node))
   if (node.bytes.length > maxBytes) throw fail('OVER_BUDGET', operation)
   return { bytes: new Uint8Array(node.bytes), version: versionOf(node) }
 }
 
 function readRange (root, segments, offset, length, operation) {
   const last = segments.length - 1
-  if (last < 0) throw fail('UNSAFE_ENTRY', operation)
+  if (last < 0) throw fail('UNSAFE_ENTRY', operation, undefined, 'EISDIR')
   const found = locate(root, segments, operation, false)
   if (found.dir === undefined || found.node === undefined) return undefined
   const node = found.node
-  if (node.kind !== 'file') throw fail('UNSAFE_ENTRY', operation, last)
+  if (node.kind !== 'file') throw fail('UNSAFE_ENTRY', operation, last, notFileCode(node))
   const size = node.bytes.length
   const start = Math.min(offset, size)
   const end = Math.min(size, start + length)
@@ -383,7 +395,7 @@ function rename (root, from, to, replace, operation) {
   const target = dst.node
   if (target !== undefined) {
     if (!replace) throw fail('ENTRY_EXISTS', operation, toLast, 'EEXIST')
-    if (target.kind !== 'file') throw fail('UNSAFE_ENTRY', operation, toLast, target.kind === 'symlink' ? 'ELOOP' : undefined)
+    if (target.kind !== 'file') throw fail('UNSAFE_ENTRY', operation, toLast, notFileCode(target))
     if (target === node) return
     if (node.kind === 'directory') throw fail('UNSAFE_ENTRY', operation, toLast, 'ENOTDIR')
   }

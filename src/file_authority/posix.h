@@ -114,4 +114,8 @@ void aos_fa_posix_sleep_ns(int64_t ns);
 /* The entry kind of a st_mode. */
 aos_fa_entry_kind aos_fa_posix_kind(mode_t mode);
 
+/* The host code of an UNSAFE_ENTRY refusal for an entry of this mode where a regular
+ * file is needed: ELOOP for a link, EISDIR for a directory, 0 (none) otherwise. */
+#define aos_fa_posix_kind_errno(mode) (S_ISLNK(mode) ? ELOOP : S_ISDIR(mode) ? EISDIR : 0)
+
 #endif

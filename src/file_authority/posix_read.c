@@ -449,7 +449,7 @@ static int aos_fa__open_regular(const aos_fa_root *root, const char *const *segs
   f->dir = -1;
   f->keep = false;
   /* No segments names the root itself: a directory, never a regular file. */
-  if (count == 0) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, 0, -1);
+  if (count == 0) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, EISDIR, -1); /* the root itself */
   int r = aos_fa_segments_check(segs, count, st);
   if (r != 0) return r;
   bool cached = root->fdcache != NULL &&
@@ -490,7 +490,7 @@ static int aos_fa__open_regular(const aos_fa_root *root, const char *const *segs
   }
   if (!S_ISREG(before->st_mode)) {
     if (dir != root->fd) close(dir);
-    return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, S_ISLNK(before->st_mode) ? ELOOP : 0, last);
+    return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, aos_fa_posix_kind_errno(before->st_mode), last);
   }
   /* The entry may be swapped between the look and the open: the open still never
    * follows a link and never blocks, and the descriptor is checked again. */

@@ -185,7 +185,7 @@ static int aos_fa__replace(const aos_fa_root *root, int fdir, const char *fname,
     }
     if (!regular) {
       aos_fa__unexchange(tdir, tmp, tname, src);
-      aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, S_ISLNK(displaced.st_mode) ? ELOOP : 0, tlast);
+      aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, aos_fa_posix_kind_errno(displaced.st_mode), tlast);
       break;
     }
     if (unlinkat(tdir, tmp, 0) != 0 && errno != ENOENT) return aos_fa_fail(st, AOS_FA_HOST_IO, errno, tlast);
@@ -233,7 +233,7 @@ int aos_fa_rename(const aos_fa_root *root, const char *const *from, size_t nfrom
   if (replace) {
     if (fstatat(tdir, tname, &tgt, AT_SYMLINK_NOFOLLOW) == 0) {
       if (!S_ISREG(tgt.st_mode)) {
-        r = aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, S_ISLNK(tgt.st_mode) ? ELOOP : 0, tlast);
+        r = aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, aos_fa_posix_kind_errno(tgt.st_mode), tlast);
         goto done;
       }
       over = true;
@@ -253,7 +253,7 @@ int aos_fa_rename(const aos_fa_root *root, const char *const *from, size_t nfrom
         /* A target appeared meanwhile: only a regular file may be replaced. */
         if (fstatat(tdir, tname, &tgt, AT_SYMLINK_NOFOLLOW) == 0) {
           if (!S_ISREG(tgt.st_mode)) {
-            r = aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, S_ISLNK(tgt.st_mode) ? ELOOP : 0, tlast);
+            r = aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, aos_fa_posix_kind_errno(tgt.st_mode), tlast);
             goto done;
           }
           over = true;

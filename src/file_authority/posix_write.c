@@ -416,7 +416,7 @@ static bool aos_fa__may_replace(const aos_fa__commit_ctx *c, const struct stat *
 /* The refusal for an entry that may not be replaced. */
 static int aos_fa__refuse(const aos_fa__commit_ctx *c, const struct stat *sb, aos_fa_status *st) {
   if (!S_ISREG(sb->st_mode)) {
-    return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, S_ISLNK(sb->st_mode) ? ELOOP : 0, c->last);
+    return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, aos_fa_posix_kind_errno(sb->st_mode), c->last);
   }
   return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
 }
@@ -678,7 +678,7 @@ int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
                  aos_fa_status *st) {
   bool create_parents = opts->create_parents;
   /* No segments names the root itself: a directory, never replaced. */
-  if (count == 0) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, 0, -1);
+  if (count == 0) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, EISDIR, -1); /* the root itself */
   int r = aos_fa_segments_check(segs, count, st);
   if (r != 0) return r;
   if (opts->mode > 0777 || (opts->if_absent && opts->if_version != NULL) ||

@@ -313,7 +313,7 @@ int aos_fa__read_version(HANDLE h, aos_fa_version *v) {
 static int aos_fa__read_open(const aos_fa_root *root, const char *const *segs, size_t count,
                              HANDLE *out, aos_fa_version *opened, aos_fa_status *st) {
   *out = NULL;
-  if (count == 0) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, 0, -1);
+  if (count == 0) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, EISDIR, -1); /* the root itself */
   int r = aos_fa_segments_check(segs, count, st);
   if (r != 0) return r;
   int last = (int)count - 1;
@@ -326,7 +326,7 @@ static int aos_fa__read_open(const aos_fa_root *root, const char *const *segs, s
                           FILE_NON_DIRECTORY_FILE | AOS_FA__NO_FOLLOW, &h);
   if (dir != AOS_FA__H(root->fd)) CloseHandle(dir);
   if (e == ENOENT) return aos_fa_fail(st, AOS_FA_NOT_FOUND, e, last);
-  if (e == EISDIR) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, 0, last);
+  if (e == EISDIR) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, EISDIR, last);
   if (e != 0) return aos_fa_fail(st, AOS_FA_HOST_IO, e, last);
   bool ok;
   DWORD attrs = aos_fa__attributes(h, &ok);
@@ -578,6 +578,7 @@ typedef struct {
   bool exists;
   bool regular;
   bool reparse;
+  bool directory;
   aos_fa_version version;
   PSECURITY_DESCRIPTOR sd;       /* LocalFree; a DACL-only descriptor for the temporary file */
   PSECURITY_DESCRIPTOR sd_owner; /* LocalFree; GetSecurityInfo's, which holds that DACL */
@@ -620,6 +621,7 @@ static int aos_fa__look_target(HANDLE dir, const char *target, bool want_sd, aos
     return e;
   }
   t->reparse = (attrs & FILE_ATTRIBUTE_REPARSE_POINT) != 0;
+  t->directory = !t->reparse && (attrs & FILE_ATTRIBUTE_DIRECTORY) != 0;
   t->regular = !(attrs & (FILE_ATTRIBUTE_REPARSE_POINT | FILE_ATTRIBUTE_DIRECTORY)) && type == FILE_TYPE_DISK;
   if (t->regular) e = aos_fa__handle_version(h, &t->version);
   if (e == 0 && t->regular && want_sd) {
@@ -665,7 +667,7 @@ static int aos_fa__target_refusal(const aos_fa__target *t, const aos_fa_write_op
     return opts->if_version != NULL ? aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1) : 0;
   }
   if (opts->if_absent) return aos_fa_fail(st, AOS_FA_ENTRY_EXISTS, EEXIST, last);
-  if (!t->regular) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, t->reparse ? ELOOP : 0, last);
+  if (!t->regular) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, t->reparse ? ELOOP : t->directory ? EISDIR : 0, last);
   if (opts->if_version != NULL && !aos_fa_version_matches(&t->version, opts->if_version)) {
     return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
   }
@@ -695,7 +697,7 @@ int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
                  const uint8_t *data, size_t len, const aos_fa_write_opts *opts,
                  aos_fa_status *st) {
   bool create_parents = opts->create_parents;
-  if (count == 0) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, 0, -1);
+  if (count == 0) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, EISDIR, -1); /* the root itself */
   int r = aos_fa_segments_check(segs, count, st);
   if (r != 0) return r;
   if (opts->mode > 0777 || (opts->if_absent && opts->if_version != NULL) ||

@@ -62,10 +62,10 @@ describe('file-authority: opening', function () {
         await rejects(open(file), 'UNSAFE_ENTRY')
       })
 
-      it('bad options: INVALID_PATH, as a rejection for the async form', async function () {
+      it('bad options: INVALID_OPTION, as a rejection for the async form', async function () {
         for (const bad of [42, 'x', { sameRootAs: {} }, { sameRootAs: 1 }]) {
-          throws(() => openSync(s.root, bad), 'INVALID_PATH')
-          await rejects(open(s.root, bad), 'INVALID_PATH')
+          throws(() => openSync(s.root, bad), 'INVALID_OPTION')
+          await rejects(open(s.root, bad), 'INVALID_OPTION')
         }
       })
     })
@@ -216,7 +216,7 @@ describe('file-authority: every authority', function () {
     assert.strictEqual(r.sharesRootWith(r), true)
     assert.strictEqual(r.sharesRootWith(o), false)
     for (const bad of [undefined, null, {}, 'x', Object.create(r), new Proxy(r, {})]) {
-      throws(() => r.sharesRootWith(bad), 'INVALID_PATH', { operation: 'sharesRootWith' })
+      throws(() => r.sharesRootWith(bad), 'INVALID_OPTION', { operation: 'sharesRootWith' })
     }
     o.closeSync()
     throws(() => r.sharesRootWith(o), 'AUTHORITY_CLOSED')
@@ -251,19 +251,19 @@ describe('file-authority: every authority', function () {
     assert.strictEqual(w.closed, true)
   })
 
-  it('methods called on something else: INVALID_PATH (async forms reject)', async function () {
+  it('methods called on something else: INVALID_OPTION (async forms reject)', async function () {
     const r = fa.openReadAuthoritySync(s.root)
     const w = fa.openWriteAuthoritySync(s.root)
-    throws(() => r.readBytesSync.call({}, [], { maxBytes: 1 }), 'INVALID_PATH')
-    await rejects(r.readBytes.call({}, ['a'], { maxBytes: 1 }), 'INVALID_PATH')
+    throws(() => r.readBytesSync.call({}, [], { maxBytes: 1 }), 'INVALID_OPTION')
+    await rejects(r.readBytes.call({}, ['a'], { maxBytes: 1 }), 'INVALID_OPTION')
     // A reader's methods on a writer and the reverse: a writer cannot read.
-    await rejects(w.writeText.call(r, ['a'], 'x'), 'INVALID_PATH')
-    throws(() => w.writeTextSync.call(r, ['a'], 'x'), 'INVALID_PATH')
-    throws(() => r.readBytesSync.call(w, ['a'], { maxBytes: 1 }), 'INVALID_PATH')
-    throws(() => r.listSync.call(w, []), 'INVALID_PATH')
-    await rejects(r.list.call(w, []), 'INVALID_PATH')
+    await rejects(w.writeText.call(r, ['a'], 'x'), 'INVALID_OPTION')
+    throws(() => w.writeTextSync.call(r, ['a'], 'x'), 'INVALID_OPTION')
+    throws(() => r.readBytesSync.call(w, ['a'], { maxBytes: 1 }), 'INVALID_OPTION')
+    throws(() => r.listSync.call(w, []), 'INVALID_OPTION')
+    await rejects(r.list.call(w, []), 'INVALID_OPTION')
     assert.ok(!fs.existsSync(path.join(s.root, 'a')))
-    await rejects(r.close.call(null), 'INVALID_PATH')
+    await rejects(r.close.call(null), 'INVALID_OPTION')
     r.closeSync()
     w.closeSync()
   })

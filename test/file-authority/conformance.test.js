@@ -22,7 +22,7 @@ const { skipBecause } = require('../helpers/platform.js')
 
 // The one message format (lib/internal/message.js): a bad argument names itself and
 // what it must be, in fixed words with no path separator; never the caller's value.
-const MESSAGE = /^[A-Za-z]+ failed: [A-Z_]+( at segment \d+)?(: (segments|from|to|text|bytes|options|this|other|root)(\.[A-Za-z]+|\[\d+\])? (must|could not)[^/\\]*)?( \([A-Z0-9_]+\))?$/
+const { FA_MESSAGE: MESSAGE } = require('../helpers/messages.js')
 const BUDGET = { maxBytes: 1 << 20 }
 // Where a write through the symlink to "/" would land if the walker followed it.
 const ESCAPE_TARGET = path.join(path.parse(process.cwd()).root, 'agent-os-conformance-escape.txt')
@@ -383,11 +383,11 @@ for (const face of [memoryFace, nativeFace]) {
         }
       })
 
-      it('sharesRootWith refuses anything that is not an authority with INVALID_PATH', async function () {
+      it('sharesRootWith refuses anything that is not an authority with INVALID_OPTION', async function () {
         const fakes = [undefined, null, 'root', 42, {}, { closed: false }, Object.create(Object.getPrototypeOf(ctx.reader)), [], () => {}]
         for (const fake of fakes) {
-          await expectCode(() => ctx.reader.sharesRootWith(fake), 'INVALID_PATH', 'sharesRootWith')
-          await expectCode(() => ctx.writer.sharesRootWith(fake), 'INVALID_PATH', 'sharesRootWith')
+          await expectCode(() => ctx.reader.sharesRootWith(fake), 'INVALID_OPTION', 'sharesRootWith')
+          await expectCode(() => ctx.writer.sharesRootWith(fake), 'INVALID_OPTION', 'sharesRootWith')
         }
       })
 
@@ -424,12 +424,12 @@ for (const face of [memoryFace, nativeFace]) {
         const { reader, writer } = ctx
         const R = Object.getPrototypeOf(reader)
         const W = Object.getPrototypeOf(writer)
-        await expectCode(() => R.readBytesSync.call(writer, ['a.txt'], BUDGET), 'INVALID_PATH', 'readBytes')
-        await expectCode(R.readBytes.call(writer, ['a.txt'], BUDGET), 'INVALID_PATH', 'readBytes')
-        await expectCode(() => R.listSync.call(writer, []), 'INVALID_PATH', 'list')
-        await expectCode(R.list.call(writer, []), 'INVALID_PATH', 'list')
-        await expectCode(() => W.writeTextSync.call(reader, ['a.txt'], 'x'), 'INVALID_PATH', 'writeText')
-        await expectCode(W.writeText.call(reader, ['new.txt'], 'x'), 'INVALID_PATH', 'writeText')
+        await expectCode(() => R.readBytesSync.call(writer, ['a.txt'], BUDGET), 'INVALID_OPTION', 'readBytes')
+        await expectCode(R.readBytes.call(writer, ['a.txt'], BUDGET), 'INVALID_OPTION', 'readBytes')
+        await expectCode(() => R.listSync.call(writer, []), 'INVALID_OPTION', 'list')
+        await expectCode(R.list.call(writer, []), 'INVALID_OPTION', 'list')
+        await expectCode(() => W.writeTextSync.call(reader, ['a.txt'], 'x'), 'INVALID_OPTION', 'writeText')
+        await expectCode(W.writeText.call(reader, ['new.txt'], 'x'), 'INVALID_OPTION', 'writeText')
         assert.deepEqual(ctx.state(), ctx.layout)
       })
 
@@ -515,18 +515,18 @@ for (const face of [memoryFace, nativeFace]) {
         ])
       })
 
-      it('readBytes returns a plain Uint8Array, a fresh copy each time', async function () {
+      it('readBytes returns a Buffer (a Uint8Array), a fresh copy each time', async function () {
         const first = await ctx.reader.readBytes(['a.txt'], BUDGET)
-        assert.equal(Object.getPrototypeOf(first), Uint8Array.prototype)
+        assert.ok(Buffer.isBuffer(first), 'a Buffer (contract 0.3)')
         first.fill(0)
         const second = ctx.reader.readBytesSync(['a.txt'], BUDGET)
-        assert.equal(Object.getPrototypeOf(second), Uint8Array.prototype)
+        assert.ok(Buffer.isBuffer(second), 'a Buffer (contract 0.3)')
         assert.equal(Buffer.from(second).toString(), 'alpha')
         const empty = await ctx.reader.readBytes(['empty.txt'], { maxBytes: 0 })
-        assert.equal(Object.getPrototypeOf(empty), Uint8Array.prototype)
+        assert.ok(Buffer.isBuffer(empty), 'a Buffer (contract 0.3)')
         assert.equal(empty.length, 0)
         const emptySync = ctx.reader.readBytesSync(['empty.txt'], { maxBytes: 0 })
-        assert.equal(Object.getPrototypeOf(emptySync), Uint8Array.prototype)
+        assert.ok(Buffer.isBuffer(emptySync), 'a Buffer (contract 0.3)')
         assert.equal(emptySync.length, 0)
         // Each array covers its own whole buffer: no spare byte, no shared pool.
         for (const bytes of [first, second, empty, emptySync]) {
@@ -588,13 +588,13 @@ for (const face of [memoryFace, nativeFace]) {
           assert.equal(mod.FileAuthorityError, require('../../lib/file-authority-testing.js').FileAuthorityError)
         })
 
-        it('an authority of one face is not an authority of the other (INVALID_PATH)', async function () {
+        it('an authority of one face is not an authority of the other (INVALID_OPTION)', async function () {
           const disk = await face.open(mod, {})
           const memory = await memoryFace.open(memoryFace.load(), {})
           try {
-            await expectCode(() => disk.reader.sharesRootWith(memory.reader), 'INVALID_PATH', 'sharesRootWith')
-            await expectCode(() => memory.reader.sharesRootWith(disk.reader), 'INVALID_PATH', 'sharesRootWith')
-            await expectCode(() => disk.writer.sharesRootWith(memory.writer), 'INVALID_PATH', 'sharesRootWith')
+            await expectCode(() => disk.reader.sharesRootWith(memory.reader), 'INVALID_OPTION', 'sharesRootWith')
+            await expectCode(() => memory.reader.sharesRootWith(disk.reader), 'INVALID_OPTION', 'sharesRootWith')
+            await expectCode(() => disk.writer.sharesRootWith(memory.writer), 'INVALID_OPTION', 'sharesRootWith')
           } finally {
             await disk.cleanup()
             await memory.cleanup()

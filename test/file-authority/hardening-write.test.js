@@ -17,6 +17,7 @@ const fa = require('../../lib/file-authority.js')
 const { makeSandbox, resolvers, useResolver } = require('../helpers/fs-layouts.js')
 
 const NOBODY = ['--reuid=65534', '--regid=65534', '--clear-groups']
+const { packageCopyForOtherUser } = require('../helpers/other-user.js')
 const WRITES = Number(process.env.AOS_HARDEN_WRITES || 200)
 
 function canActAsNobody () {
@@ -62,7 +63,7 @@ for (const resolver of resolvers()) {
         fs.writeFileSync(p, 'old')
         fs.chmodSync(p, 0)
         const r = asNobody(process.execPath, ['-e', `
-          const fa = require(${JSON.stringify(require.resolve('../../lib/file-authority.js'))})
+          const fa = require(${JSON.stringify(path.join(packageCopyForOtherUser(), 'lib', 'file-authority.js'))})
           const root = ${JSON.stringify(s.root)}
           const v = fa.openReadAuthoritySync(root).statSync([${JSON.stringify(path.basename(p))}]).version
           const w = fa.openWriteAuthoritySync(root)

@@ -61,10 +61,10 @@ describe('file-authority on every host', function () {
   })
 
   it('refuses non-files, files as parents, budgets, bad content', async function () {
-    assert.deepStrictEqual(code(() => r.readBytesSync(['d'], { maxBytes: 1 })), ['UNSAFE_ENTRY', 0, undefined])
+    assert.deepStrictEqual(code(() => r.readBytesSync(['d'], { maxBytes: 1 })), ['UNSAFE_ENTRY', 0, 'EISDIR'])
     assert.deepStrictEqual(code(() => r.readBytesSync(['d', 'a.txt', 'x'], { maxBytes: 1 })), ['UNSAFE_ENTRY', 1, 'ENOTDIR'])
     assert.deepStrictEqual(code(() => r.listSync(['d', 'a.txt'])), ['UNSAFE_ENTRY', 1, 'ENOTDIR'])
-    assert.deepStrictEqual(code(() => w.writeTextSync(['d'], 'x')), ['UNSAFE_ENTRY', 0, undefined])
+    assert.deepStrictEqual(code(() => w.writeTextSync(['d'], 'x')), ['UNSAFE_ENTRY', 0, 'EISDIR'])
     assert.deepStrictEqual(code(() => w.writeTextSync(['d', 'a.txt', 'x'], 'x', { createParents: true })), ['UNSAFE_ENTRY', 1, 'ENOTDIR'])
     assert.deepStrictEqual(code(() => r.readBytesSync(['d', 'a.txt'], { maxBytes: 4 })), ['OVER_BUDGET', undefined, undefined])
     assert.deepStrictEqual(await asyncCode(w.writeText(['d', 'a.txt'], '\ud800')), ['INVALID_CONTENT', undefined, undefined])

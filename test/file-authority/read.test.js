@@ -103,7 +103,7 @@ for (const resolver of resolvers()) {
           const sync = r.readBytesSync(['sized.bin'], { maxBytes: size })
           const async = await r.readBytes(['sized.bin'], { maxBytes: size })
           for (const got of [sync, async]) {
-            assert.strictEqual(Object.getPrototypeOf(got), Uint8Array.prototype)
+            assert.ok(Buffer.isBuffer(got), 'a Buffer (contract 0.3)')
             assert.strictEqual(got.byteOffset, 0)
             assert.strictEqual(got.buffer.byteLength, size)
             assert.ok(Buffer.from(got.buffer).equals(bytes))
@@ -139,13 +139,17 @@ for (const resolver of resolvers()) {
         fs.writeFileSync(path.join(s.root, 'empty'), '')
       })
 
-      it('is required: a safe integer from 0 to buffer.constants.MAX_LENGTH, else INVALID_PATH', async function () {
-        const bad = [undefined, null, 5, 'x', {}, { maxBytes: undefined }, { maxBytes: -1 }, { maxBytes: 1.5 },
+      it('is required: a safe integer from 0 to buffer.constants.MAX_LENGTH, else INVALID_PATH (options that are no object: INVALID_OPTION)', async function () {
+        const bad = [undefined, null, {}, { maxBytes: undefined }, { maxBytes: -1 }, { maxBytes: 1.5 },
           { maxBytes: NaN }, { maxBytes: Infinity }, { maxBytes: '5' }, { maxBytes: 5n }, { maxBytes: MAX_LENGTH + 1 },
           { maxBytes: Number.MAX_SAFE_INTEGER + 2 }, { get maxBytes () { throw new Error('getter') } }]
         for (const options of bad) {
           assert.deepStrictEqual(code(() => r.readBytesSync(['five'], options)), ['INVALID_PATH', undefined])
           assert.deepStrictEqual(await asyncCode(r.readBytes(['five'], options)), ['INVALID_PATH', undefined])
+        }
+        for (const options of [5, 'x', { maxBytes: 5, encoding: 'utf8' }]) {
+          assert.deepStrictEqual(code(() => r.readBytesSync(['five'], options)), ['INVALID_OPTION', undefined])
+          assert.deepStrictEqual(await asyncCode(r.readBytes(['five'], options)), ['INVALID_OPTION', undefined])
         }
         assert.strictEqual(r.readBytesSync(['five'], { maxBytes: MAX_LENGTH }).length, 5)
       })

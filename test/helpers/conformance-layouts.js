@@ -207,20 +207,27 @@ const WINDOWS_NAMES = [
   ['a "<"', ['a<b'], 0]
 ]
 
-// Budgets readBytes refuses with INVALID_PATH; [title, options].
+// Budgets readBytes refuses; [title, options, code]. A missing or bad byte budget is
+// INVALID_PATH (the contract counts maxBytes with the path arguments); an options
+// argument that is not an object at all, or holds a key readBytes does not know, is
+// INVALID_OPTION.
 const BAD_BUDGETS = [
-  ['options missing', undefined],
-  ['options null', null],
-  ['options a number', 5],
-  ['maxBytes missing', {}],
-  ['maxBytes negative', { maxBytes: -1 }],
-  ['maxBytes fractional', { maxBytes: 1.5 }],
-  ['maxBytes NaN', { maxBytes: NaN }],
-  ['maxBytes Infinity', { maxBytes: Infinity }],
-  ['maxBytes a numeric string', { maxBytes: '5' }],
-  ['maxBytes a bigint', { maxBytes: 5n }],
-  ['maxBytes above buffer.constants.MAX_LENGTH', { maxBytes: MAX_LENGTH + 1 }],
-  ['maxBytes 2 ** 53', { maxBytes: 2 ** 53 }]
+  ['options missing', undefined, 'INVALID_PATH'],
+  ['options null', null, 'INVALID_PATH'],
+  ['options a number', 5, 'INVALID_OPTION'],
+  ['options a string', 'utf8', 'INVALID_OPTION'],
+  ['maxBytes missing', {}, 'INVALID_PATH'],
+  ['maxBytes negative', { maxBytes: -1 }, 'INVALID_PATH'],
+  ['maxBytes fractional', { maxBytes: 1.5 }, 'INVALID_PATH'],
+  ['maxBytes NaN', { maxBytes: NaN }, 'INVALID_PATH'],
+  ['maxBytes Infinity', { maxBytes: Infinity }, 'INVALID_PATH'],
+  ['maxBytes a numeric string', { maxBytes: '5' }, 'INVALID_PATH'],
+  ['maxBytes a bigint', { maxBytes: 5n }, 'INVALID_PATH'],
+  ['maxBytes above buffer.constants.MAX_LENGTH', { maxBytes: MAX_LENGTH + 1 }, 'INVALID_PATH'],
+  ['maxBytes 2 ** 53', { maxBytes: 2 ** 53 }, 'INVALID_PATH'],
+  ['an unknown option (encoding)', { maxBytes: 5, encoding: 'utf8' }, 'INVALID_OPTION'],
+  ['an unknown option (signal)', { maxBytes: 5, signal: new AbortController().signal }, 'INVALID_OPTION'],
+  ['an inherited unknown option', Object.assign(Object.create({ flag: 'r' }), { maxBytes: 5 }), 'INVALID_OPTION']
 ]
 
 // Content writeText refuses with INVALID_CONTENT; [title, text].
@@ -236,7 +243,7 @@ const BAD_TEXT = [
   ['a lone continuation byte', Uint8Array.of(0x80)]
 ]
 
-// Text arguments of the wrong type (INVALID_PATH: an invalid argument).
+// Text arguments of the wrong type (INVALID_OPTION: a bad argument that is not a path).
 const BAD_TEXT_TYPES = [
   ['a number', 42],
   ['null', null],
@@ -251,7 +258,10 @@ const BAD_WRITE_OPTIONS = [
   ['options a string', 'yes'],
   ['options a number', 5],
   ['createParents a string', { createParents: 'yes' }],
-  ['createParents a number', { createParents: 1 }]
+  ['createParents a number', { createParents: 1 }],
+  ["an unknown option (flag: 'a', which must not replace the file)", { flag: 'a' }],
+  ['an unknown option (encoding)', { encoding: 'utf8' }],
+  ['an unknown option whose name is not an identifier', { 'create parents': true }]
 ]
 
 // -------------------------------------------------------------------- the table
@@ -391,10 +401,11 @@ function buildCases () {
     write(`a new file with ${title}`, ['new.txt'], bad, { createParents: true }, error('INVALID_CONTENT'))
   }
   for (const [title, bad] of BAD_TEXT_TYPES) {
-    write(`with text ${title}`, ['new.txt'], bad, undefined, error('INVALID_PATH'))
+    write(`with text ${title}`, ['new.txt'], bad, undefined, error('INVALID_OPTION'))
   }
   for (const [title, options] of BAD_WRITE_OPTIONS) {
-    write(`with ${title}`, ['new.txt'], text, options, error('INVALID_PATH'))
+    write(`with ${title}`, ['new.txt'], text, options, error('INVALID_OPTION'))
+    write(`over a file with ${title}`, ['a.txt'], text, options, error('INVALID_OPTION'))
   }
 
   // Segment rules, for every operation.
@@ -407,9 +418,9 @@ function buildCases () {
     read(`with ${title}`, segments, windows ? error('INVALID_PATH', index) : none())
     list(`with ${title}`, segments, windows ? error('INVALID_PATH', index) : none())
   }
-  for (const [title, options] of BAD_BUDGETS) {
+  for (const [title, options, code] of BAD_BUDGETS) {
     // Pushed directly: read() would put its default budget in place of undefined.
-    rows.push({ title: `readBytes with ${title}`, layout: 'HOSTILE', op: 'readBytes', segments: ['a.txt'], options, expect: error('INVALID_PATH') })
+    rows.push({ title: `readBytes with ${title}`, layout: 'HOSTILE', op: 'readBytes', segments: ['a.txt'], options, expect: error(code) })
   }
   return rows
 }
@@ -695,7 +706,7 @@ function buildOperationCases () {
     if (Buffer.from(v.bytes).toString() !== 'ha' || v.size !== 5) throw new Error(JSON.stringify(v))
   }))
   r('readRange: none past it', 'reader', 'readRange', [['a.txt'], { offset: 99, length: 100 }], check((v) => {
-    if (v.bytes.length !== 0 || v.size !== 5 || Object.getPrototypeOf(v.bytes) !== Uint8Array.prototype) throw new Error(JSON.stringify(v))
+    if (v.bytes.length !== 0 || v.size !== 5 || !Buffer.isBuffer(v.bytes)) throw new Error(JSON.stringify(v))
   }))
   r('readRange: length 0', 'reader', 'readRange', [['bin.dat'], { offset: 0, length: 0 }], check((v) => {
     if (v.bytes.length !== 0 || v.size !== 5) throw new Error(JSON.stringify(v))
@@ -766,14 +777,14 @@ function buildOperationCases () {
   r('rename of the root', 'writer', 'rename', [[], ['x']], error('UNSAFE_ENTRY'))
   r('rename to the root', 'writer', 'rename', [['a.txt'], []], error('UNSAFE_ENTRY', 1))
   r('rename a directory below itself', 'writer', 'rename', [['docs'], ['docs', 'nested', 'x']], error('HOST_IO', undefined, 'EINVAL'))
-  // Bad arguments, every operation: INVALID_PATH naming no value.
-  const bad = error('INVALID_PATH')
-  for (const [op, side, args] of [
+  // Bad arguments, every operation, naming no value: a bad path (segment lists, the
+  // byte budget) is INVALID_PATH, every other bad argument or option INVALID_OPTION.
+  const PATHS = new Set(["rename to 'x'", 'stat of a string', 'readVersioned maxBytes -1'])
+  for (const [op, side, args, what] of [
     ['readRange', 'reader', [['a.txt'], { offset: -1, length: 1 }]],
     ['readRange', 'reader', [['a.txt'], { offset: 0, length: MAX_LENGTH + 1 }]],
     ['readRange', 'reader', [['a.txt'], { offset: 0.5, length: 1 }]],
     ['readRange', 'reader', [['a.txt']]],
-    ['readVersioned', 'reader', [['a.txt'], { maxBytes: -1 }]],
     ['walk', 'reader', [[], {}]],
     ['walk', 'reader', [[], { maxEntries: -1 }]],
     ['walk', 'reader', [[], { maxEntries: 1, maxDepth: 1.5 }]],
@@ -796,10 +807,23 @@ function buildOperationCases () {
     ['makeDirectory', 'writer', [['x'], { mode: -1 }]],
     ['makeDirectory', 'writer', [['x'], { parents: 'yes' }]],
     ['rename', 'writer', [['a.txt'], ['x'], { replace: 1 }]],
-    ['rename', 'writer', [['a.txt'], 'x']],
-    ['stat', 'reader', ['a.txt']]
+    ['rename', 'writer', [['a.txt'], 'x'], "rename to 'x'"],
+    ['stat', 'reader', ['a.txt'], 'stat of a string'],
+    ['readVersioned', 'reader', [['a.txt'], { maxBytes: -1 }], 'readVersioned maxBytes -1'],
+    ['readVersioned', 'reader', [['a.txt'], { maxBytes: 1, encoding: 'utf8' }]],
+    ['readRange', 'reader', [['a.txt'], { offset: 0, length: 1, position: 0 }]],
+    ['walk', 'reader', [[], { maxEntries: 1, recursive: true }]],
+    ['stat', 'reader', [['a.txt'], { followSymlinks: true }]],
+    ['list', 'reader', [[], { withFileTypes: true }]],
+    ['writeBytes', 'writer', [['x'], new Uint8Array(1), { flag: 'a' }]],
+    ['remove', 'writer', [['x'], { recursive: true }]],
+    ['remove', 'writer', [['x'], { force: true }]],
+    ['makeDirectory', 'writer', [['x'], { recursive: true }]],
+    ['rename', 'writer', [['a.txt'], ['x'], { overwrite: true }]],
+    ['rename', 'writer', [['a.txt'], ['x'], 'replace']]
   ]) {
-    r(`${op} refuses a bad argument (${util.inspect(args, { breakLength: Infinity })})`, side, op, args, bad)
+    const code = PATHS.has(what) ? 'INVALID_PATH' : 'INVALID_OPTION'
+    r(`${op} refuses a bad argument (${util.inspect(args, { breakLength: Infinity })}): ${code}`, side, op, args, error(code))
   }
   r('rename names the first bad target segment after the source\'s', 'writer', 'rename', [['a.txt'], ['ok', '..']], error('INVALID_PATH', 2))
   return rows

@@ -169,11 +169,11 @@ describe('node-lock: one process', function () {
         assert.doesNotThrow(() => { p = withLock(value, () => 1) })
         await assert.rejects(p, (err) => err.code === 'INVALID_PATH')
       }
-      for (const options of [5, 'x', { timeoutMs: -1 }, { timeoutMs: NaN }, { timeoutMs: Infinity }, { timeoutMs: '10' }, { signal: {} }]) {
-        await assert.rejects(acquire(lockPath, options), (err) => err.code === 'INVALID_PATH')
+      for (const options of [5, 'x', { timeoutMs: -1 }, { timeoutMs: NaN }, { timeoutMs: Infinity }, { timeoutMs: '10' }, { signal: {} }, { timeout: 10 }]) {
+        await assert.rejects(acquire(lockPath, options), (err) => err.code === 'INVALID_OPTION' && /^options/.test(err.argument))
       }
       for (const fn of [undefined, null, 1, 'fn', {}]) {
-        await assert.rejects(withLock(lockPath, fn), (err) => err.code === 'INVALID_PATH')
+        await assert.rejects(withLock(lockPath, fn), (err) => err.code === 'INVALID_OPTION' && err.argument === 'fn')
       }
       assert.deepEqual(fs.readdirSync(dir), [], 'nothing created for bad arguments')
     })

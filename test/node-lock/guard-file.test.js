@@ -134,6 +134,9 @@ describe('node-lock: the guard file holds nothing but the holder record', functi
       ['withLock', () => withLock(p(), () => 1, { timeoutMs: -5 }), 'options.timeoutMs must be a finite number >= 0', '-5'],
       ['withLock', () => withLock(p(), () => 1, { signal: {} }), 'options.signal must be an AbortSignal', 'object'],
       ['withLock', () => withLock('relative/secret.lock', () => 1), 'lockPath must be an absolute path', 'secret'],
+      ['withLock', () => withLock(p(), () => 1, { timeout: 5 }), 'options.timeout is not an option of withLock', '5'],
+      ['tryAcquire', () => tryAcquire('/tmp/lone-\ud800-secret.lock'), 'lockPath must be an absolute path', 'secret'],
+      ['tryAcquire', () => tryAcquire(p(), { wait: true }), 'options must be left out', 'wait'],
       ['tryAcquire', () => tryAcquire('relative/secret.lock'), 'lockPath must be an absolute path', 'secret']
     ]
     for (const [op, call, names, value] of cases) {
@@ -141,7 +144,9 @@ describe('node-lock: the guard file holds nothing but the holder record', functi
         let err
         try { await call() } catch (e) { err = e }
         assert.ok(err, 'refused')
-        assert.equal(err.code, 'INVALID_PATH')
+        // A bad lockPath is INVALID_PATH; every other bad argument INVALID_OPTION (0.3).
+        assert.equal(err.code, names.startsWith('lockPath') ? 'INVALID_PATH' : 'INVALID_OPTION')
+        assert.equal(err.argument, names.split(' ')[0])
         assert.equal(err.operation, op)
         assert.ok(err.message.includes(names), err.message)
         assert.ok(!err.message.includes(value), 'the value is not in the message: ' + err.message)

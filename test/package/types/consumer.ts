@@ -5,6 +5,7 @@ import {
   openReadAuthoritySync,
   openWriteAuthority,
   openWriteAuthoritySync,
+  toSegments,
   FileAuthorityError,
   type FileAuthority,
   type ReadAuthority,
@@ -44,7 +45,17 @@ export async function useFileAuthority (root: string): Promise<number> {
   const same: boolean = reader.sharesRootWith(writer)
   await writer.writeText(['docs', 'a.txt'], 'hello', { createParents: true })
   writer.writeTextSync(['b.txt'], new Uint8Array([104, 105]))
-  const bytes: Uint8Array | undefined = await reader.readBytes(['docs', 'a.txt'], { maxBytes: 1024 })
+  const bytes = await reader.readBytes(['docs', 'a.txt'], { maxBytes: 1024 })
+  // Contract 0.3: reads are Buffers, so Buffer's methods type-check with @types/node.
+  const asText: string | undefined = bytes?.toString('utf8')
+  const buf: Buffer | undefined = reader.readBytesSync(['docs', 'a.txt'], { maxBytes: 1024 })
+  const segs: string[] = toSegments('docs/a.txt', { root: '/srv/ws' })
+  const err = new FileAuthorityError('INVALID_OPTION', { operation: 'writeText' })
+  const at: string | undefined = err.argument
+  void asText
+  void buf
+  void segs
+  void at
   const listing: DirectoryListing | undefined = reader.listSync([])
   const first: DirectoryEntry | undefined = listing?.[0]
   const kind: 'file' | 'directory' | 'symlink' | 'other' | undefined = first?.kind
