@@ -21,7 +21,7 @@ const path = require('node:path')
 const childProcess = require('node:child_process')
 const crypto = require('node:crypto')
 const binding = require('../binding.js')
-const { kMessage } = require('./message.js')
+const errors = require('./process-errors.js')
 
 const FORCED = process.env.AGENT_OS_PROCESS_SCOPE_BACKEND
 // Private, for the project's tests: act as if the kernel lacked pidfd_open (Linux
@@ -36,24 +36,15 @@ const POLL_MAX_MS = 50
 //   <operation> failed: <CODE>[: <argument> <expected> | : <reason>][ (hostCode)]
 // every part a fixed text of this package (never a command, an argument or a value).
 
-// The process subpath's error classes (lib/process.js), required when first needed:
-// lib/process.js requires this module while it loads.
-function errorClasses () {
-  const { ProcessTreeError, ProcessTreeTypeError } = require('../process.js')
-  return { ProcessTreeError, ProcessTreeTypeError }
-}
-
 /** A bad argument of `operation`: `argument` names it, `expected` says what it must
  * be. A ProcessTreeTypeError (a TypeError, and `instanceof ProcessTreeError`). */
 function typeError (code, operation, argument, expected) {
-  const { ProcessTreeTypeError } = errorClasses()
-  return new ProcessTreeTypeError(code, { argument, [kMessage]: { expected, operation } })
+  return errors.typeError(code, operation, argument, expected)
 }
 
 /** A refusal of `operation` (UNSUPPORTED_BACKEND, SCOPE_CLOSED): a ProcessTreeError. */
 function plainError (code, operation, reason, hostCode) {
-  const { ProcessTreeError } = errorClasses()
-  return new ProcessTreeError(code, { reason, hostCode, [kMessage]: { operation } })
+  return errors.plainError(code, operation, reason, hostCode)
 }
 
 // ---- what this host offers ----------------------------------------------------
@@ -416,7 +407,7 @@ class ProcessScope {
 
   async #kill ({ signal, graceMs }) {
     if (this.#backend === 'tree') {
-      const { killProcessTree } = require('../process.js')
+      const { killProcessTree } = require('./process-kill.js')
       await Promise.all([...this.#children].map((c) => killProcessTree(c, { signal, graceMs })))
       return
     }
