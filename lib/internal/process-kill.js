@@ -24,6 +24,22 @@ const POLL_MAX_MS = 50
 const FLAG_NO_PIDFD = 1
 const FLAG_NO_PGROUP_FD = 2
 const FLAG_CHILD = 4
+const FLAG_REAPED = 8
+// What native.caller() reports: the root (and, without a process table, its group) is
+// this layer's to signal (src/process/process.h, aos_proc_tree_caller).
+const CALLER_ROOT = 1
+const CALLER_GROUP = 2
+const { SIGSTOP, SIGCONT, SIGKILL } = os.constants.signals
+
+// Resolves in the check phase of the event loop. libuv reaps children in one pass
+// (uv__wait_children: waitpid for every process handle, then each exit callback in
+// turn, and Node emits 'exit' inside it); JavaScript runs inside such a pass only in
+// an exit listener and the microtasks after it. A setImmediate callback never does:
+// there, a real ChildProcess whose exit state is unset has not been reaped, so its pid
+// is still its own until this thread reaps it.
+function checkPhase () {
+  return new Promise((resolve) => setImmediate(resolve))
+}
 
 // Private switches that force a fallback path on a host that has the feature, so
 // that the tests run every path (docs/process.md, "Fallback paths"). Read once, here.
@@ -140,7 +156,7 @@ function killProcessTree (target, options) {
     checkPid(pid, 'target.pid')
     const native = nativePart()
     // A real ChildProcess is this process's child, reaped only on this thread's event
-    // loop: the native part can tell whether Node already reaped it.
+    // loop: whether it was reaped is decided there (Escalation.run).
     const flags = FORCED | (child instanceof ChildProcess ? FLAG_CHILD : 0)
     return new Escalation(child, pid, opts, native, flags).run()
   } catch (err) {
@@ -157,6 +173,7 @@ class Escalation {
     this.flags = flags
     this.tree = undefined
     this.exited = child === undefined // a pid target has no 'exit' to wait for
+    this.caller = 0 // CALLER_* bits: what this layer signals itself
     this.sig = os.constants.signals[opts.signal]
     this.timer = undefined
     this.onWake = undefined
@@ -181,11 +198,21 @@ class Escalation {
         } catch {}
       }
       if (child !== undefined && (this.exited || hasExited(child))) return
-      // The child's exit has not been emitted on this thread. Node may still have
-      // reaped it (several children ending together): the native part asks first
-      // (FLAG_CHILD) and never holds a reaped child's pid. Synchronous, this tick.
+      let flags = this.flags
+      if (flags & FLAG_CHILD) {
+        // The child's exit has not been emitted, but this call may run inside libuv's
+        // reap pass (an 'exit' listener of another child, or a microtask after one):
+        // the child may be reaped already and its pid given to a new child. So the
+        // first look is taken outside any pass, in one synchronous step: an exit
+        // emitted by then means the pid is no longer the child's (never held or
+        // signalled, its group still ended); none means it is the child's, and the
+        // native part takes hold of it now (pidfd).
+        await checkPhase()
+        if (this.exited || hasExited(child)) flags |= FLAG_REAPED
+      }
       try {
-        this.tree = native.open(this.pid, this.flags)
+        this.tree = native.open(this.pid, flags)
+        this.caller = native.caller(this.tree)
       } catch (err) {
         throw plainError('HOST_IO', err.hostCode || 'EIO', 'cannot hold the process')
       }
@@ -209,11 +236,31 @@ class Escalation {
   }
 
   async signal (signum) {
+    // A child held without a pidfd is signalled from here (native.caller): stopped
+    // first, so that it cannot fork while the tree below it is walked, then sent the
+    // signal once the rest of the tree was.
+    if ((this.caller & CALLER_ROOT) && signum !== SIGSTOP) await this.callerSignal(SIGSTOP)
     try {
       await this.native.signal(this.tree, signum)
     } catch {
       // The work could not run (environment shutting down): what was held before is
       // still watched below; there is no failure to report for a kill.
+    }
+    if (this.caller & CALLER_ROOT) {
+      await this.callerSignal(signum)
+      if (signum !== SIGKILL && signum !== SIGSTOP) await this.callerSignal(SIGCONT)
+    }
+  }
+
+  // Signals the child by its pid (and its group by number, CALLER_GROUP) from a
+  // callback of this thread outside any reap pass, only while its exit state is
+  // unset: then it is not reaped, and the number names it and its group alone.
+  async callerSignal (signum) {
+    await checkPhase()
+    if (this.exited || hasExited(this.child)) return
+    try { process.kill(this.pid, signum) } catch {}
+    if (this.caller & CALLER_GROUP) {
+      try { process.kill(-this.pid, signum) } catch {}
     }
   }
 
@@ -221,7 +268,7 @@ class Escalation {
   // the tree from settling (0 when the work could not run: nothing more to do).
   async lastWalk () {
     try {
-      return await this.native.settle(this.tree, this.sig)
+      return await this.native.settle(this.tree, this.sig, this.exited)
     } catch {
       return 0
     }
@@ -237,7 +284,7 @@ class Escalation {
       const check = () => {
         if (walking) return
         this.stopTimer()
-        if (this.exited && this.native.alive(this.tree) === 0) {
+        if (this.exited && this.native.alive(this.tree, true) === 0) {
           walking = true
           this.lastWalk().then((pending) => {
             walking = false
