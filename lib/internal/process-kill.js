@@ -116,6 +116,17 @@ function checkPid (pid, argument) {
   if (pid === 1) throw typeError('INVALID_OPTION', argument, 'must not be the init process')
 }
 
+// The id of a thread that is not its process's main thread: kill(2) of it would end
+// its whole process (contract 0.3). Where it cannot be told (no /proc and no pidfd),
+// nothing can be held either, so nothing is signalled.
+function checkNotThread (native, id, argument) {
+  let thread = false
+  try {
+    thread = native.isThread(id)
+  } catch {}
+  if (thread) throw typeError('INVALID_OPTION', argument, 'must be a process id, not the id of a thread within a process')
+}
+
 function nativePart () {
   const native = binding.part('process')
   if (native === undefined) {
@@ -136,6 +147,7 @@ function killProcessTree (target, options) {
     if (typeof target === 'number') {
       checkPid(target, 'target')
       const native = nativePart()
+      checkNotThread(native, target, 'target')
       // A pid that names no process resolves at once (signal 0 sends nothing).
       try { process.kill(target, 0) } catch (err) { if (err.code === 'ESRCH') return Promise.resolve() }
       return new Escalation(undefined, target, opts, native, FORCED).run()
@@ -155,6 +167,8 @@ function killProcessTree (target, options) {
     }
     checkPid(pid, 'target.pid')
     const native = nativePart()
+    // A look-alike's pid is the caller's word; a real ChildProcess's is a process's.
+    if (!(child instanceof ChildProcess)) checkNotThread(native, pid, 'target.pid')
     // A real ChildProcess is this process's child, reaped only on this thread's event
     // loop: whether it was reaped is decided there (Escalation.run).
     const flags = FORCED | (child instanceof ChildProcess ? FLAG_CHILD : 0)

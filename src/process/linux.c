@@ -256,6 +256,42 @@ int aos_proc__scan(aos_proc__entry **out, size_t *count) {
   return 0;
 }
 
+int aos_proc_is_thread(int id) {
+  if (id <= 0) return 0;
+  char path[40];
+  snprintf(path, sizeof path, "/proc/%d/status", id);
+  int fd;
+  do {
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  } while (fd < 0 && errno == EINTR);
+  if (fd >= 0) {
+    /* /proc/<tid> of a non-main thread opens too (hidden from the listing only). */
+    char buf[4096];
+    size_t len = 0;
+    for (;;) {
+      ssize_t r = read(fd, buf + len, sizeof buf - 1 - len);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) break;
+      len += (size_t)r;
+      if (len == sizeof buf - 1) break;
+    }
+    close(fd);
+    buf[len] = '\0';
+    const char *tgid = strstr(buf, "\nTgid:");
+    if (tgid != NULL) return strtol(tgid + 6, NULL, 10) != id ? 1 : 0;
+    return 0;
+  }
+  if (errno == ENOENT && aos_proc__table_readable()) return 0; /* no such task */
+  /* No /proc: pidfd_open takes only a thread-group leader (EINVAL otherwise). */
+  int pfd = aos_proc__pidfd_open(id);
+  if (pfd >= 0) {
+    close(pfd);
+    return 0;
+  }
+  if (pfd == -EINVAL) return 1;
+  return pfd == -ESRCH ? 0 : pfd;
+}
+
 bool aos_proc__table_readable(void) { return faccessat(AT_FDCWD, "/proc/self/stat", F_OK, 0) == 0; }
 
 int aos_proc__hold(aos_proc__member *m, int pid, uint64_t expect_start, unsigned flags) {

@@ -4,6 +4,8 @@
  *                           blocks: takes hold of the root process only. `flags`: the
  *                           AOS_PROC_* bits of src/process/process.h
  *   caller(tree)         -> the AOS_PROC_CALLER_* bits: what the caller signals itself
+ *   isThread(id)         -> true when id names a thread that is not its process's
+ *                           main thread (sync, never blocks)
  *   signal(tree, signum) -> Promise<number>: walk, freeze and signal, off the JS thread
  *   settle(tree, signum, rootReaped) -> Promise<number>: walk and signal once more,
  *                           then how many processes still keep the tree from settling
@@ -272,6 +274,24 @@ static napi_value aos_proc__caller(napi_env env, napi_callback_info info) {
   return out;
 }
 
+static napi_value aos_proc__is_thread(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  AOS_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL), NULL);
+  napi_valuetype t = napi_undefined;
+  if (argc >= 1) AOS_CALL(env, napi_typeof(env, argv[0], &t), NULL);
+  double id = 0;
+  if (t == napi_number) AOS_CALL(env, napi_get_value_double(env, argv[0], &id), NULL);
+  if (t != napi_number || !(id >= 1 && id <= 2147483647.0) || id != (double)(int)id) {
+    return aos_napi_throw_type(env, "ERR_OUT_OF_RANGE", "id out of range");
+  }
+  int rc = aos_proc_is_thread((int)id);
+  if (rc < 0) return aos_proc__throw_host(env, rc);
+  napi_value out;
+  AOS_CALL(env, napi_get_boolean(env, rc == 1, &out), NULL);
+  return out;
+}
+
 static napi_value aos_proc__pids(napi_env env, napi_callback_info info) {
   napi_value argv[1];
   aos_proc__handle *h = aos_proc__idle_arg(env, info, argv, 1);
@@ -326,6 +346,7 @@ napi_value aos_proc_napi_init(napi_env env) {
       !aos_napi_set_function(env, exports, "settle", aos_proc__settle, NULL) ||
       !aos_napi_set_function(env, exports, "alive", aos_proc__alive, NULL) ||
       !aos_napi_set_function(env, exports, "caller", aos_proc__caller, NULL) ||
+      !aos_napi_set_function(env, exports, "isThread", aos_proc__is_thread, NULL) ||
       !aos_napi_set_function(env, exports, "pids", aos_proc__pids, NULL) ||
       !aos_napi_set_function(env, exports, "close", aos_proc__close, NULL) ||
       !aos_scope_napi_register(env, exports)) {

@@ -37,6 +37,13 @@ enum {
   AOS_PROC_REAPED = 1u << 3
 };
 
+/* Whether `id` names a thread that is not its process's main thread (kill(2) of it
+ * would end its whole process): 1 when it does, 0 otherwise (a process, or nothing),
+ * or a negative errno when it cannot be told. Linux: the Tgid of /proc/<id>/status,
+ * or, without /proc, pidfd_open refusing a thread that leads no thread group; macOS:
+ * threads have no ids in the process id space; Windows: OpenThread on the id. */
+int aos_proc_is_thread(int id);
+
 /* Holds the process `pid` as the root of a tree. The caller guarantees that `pid`
  * still names the process it means (for a child spawned by this process: its exit
  * has not been reaped yet). A root that is already gone is not an error: the tree

@@ -216,6 +216,16 @@ int aos_proc_tree_signal(aos_proc_tree *tree, int sig, size_t *signalled) {
   return scan_rc;
 }
 
+int aos_proc_is_thread(int id) {
+  if (id <= 0) return 0;
+  /* Process and thread ids come from one pool: an id OpenThread accepts names a
+   * thread, never a process. */
+  HANDLE h = OpenThread(THREAD_QUERY_LIMITED_INFORMATION, FALSE, (DWORD)id);
+  if (h == NULL) return 0;
+  CloseHandle(h);
+  return 1;
+}
+
 unsigned aos_proc_tree_caller(const aos_proc_tree *tree) {
   (void)tree;
   return 0; /* a process handle holds every process here */
