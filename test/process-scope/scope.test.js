@@ -74,6 +74,21 @@ for (const backend of ['cgroup', 'subreaper']) {
       }
     }
 
+    // What a ChildProcess that failed to start reports: its 'error' (and that no
+    // 'exit' followed), as plain data.
+    function failure (child) {
+      return new Promise((resolve) => {
+        let exited = false
+        child.once('exit', () => { exited = true })
+        child.once('error', (err) => {
+          setTimeout(() => resolve({
+            code: err.code, errno: err.errno, syscall: err.syscall, path: err.path, spawnargs: err.spawnargs,
+            message: err.message, exitCode: child.exitCode, exited, spawnfile: child.spawnfile
+          }), 50)
+        })
+      })
+    }
+
     function sh (script, options = {}) {
       return scope.spawn('sh', ['-c', script], { stdio: 'ignore', env: h.env(mark), ...options })
     }
@@ -163,7 +178,7 @@ for (const backend of ['cgroup', 'subreaper']) {
       assert.deepEqual(await h.exited(child), [null, 'SIGTERM'])
     })
 
-    it('shell: true, argv0 and a command that does not exist', async function () {
+    it('shell: true and argv0', async function () {
       const child = scope.spawn('echo "$0" $((6*7))', [], { shell: true, stdio: ['ignore', 'pipe', 'ignore'], env: h.env(mark) })
       let out = ''
       child.stdout.on('data', (d) => { out += d })
@@ -174,7 +189,45 @@ for (const backend of ['cgroup', 'subreaper']) {
       named.stdout.on('data', (d) => { out2 += d })
       await new Promise((resolve) => named.once('close', resolve))
       assert.equal(out2, 'renamed\n')
-      assert.deepEqual(await h.exited(scope.spawn('/no/such/command', [], { stdio: 'ignore' })), [127, null])
+    })
+
+    it('a command that cannot be executed fails as spawn fails: \'error\' (ENOENT, EACCES), no \'exit\', nothing naming the helper', async function () {
+      const dir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'aos-scope-noexec-'))
+      try {
+        const plainFile = path.join(dir, 'plain')
+        fs.writeFileSync(plainFile, 'echo never\n', { mode: 0o644 })
+        const cases = [
+          ['/no/such/command', ['a', 'b'], {}],
+          ['no-such-command-anywhere', [], {}],
+          ['sh', ['-c', 'true'], { cwd: path.join(dir, 'missing') }],
+          [plainFile, [], {}],
+          ['plain', [], { env: { PATH: dir } }],
+          [dir, [], {}]
+        ]
+        for (const [command, args, extra] of cases) {
+          const ours = scope.spawn(command, args, { stdio: 'ignore', ...extra })
+          const theirs = spawn(command, args, { stdio: 'ignore', ...extra })
+          const [a, b] = await Promise.all([failure(ours), failure(theirs)])
+          assert.deepEqual(a, b, `${command}: the scope's failure differs from spawn's`)
+          assert.ok(['ENOENT', 'EACCES'].includes(a.code))
+          assert.ok(!/agent_os|scope_helper|helper/.test(JSON.stringify(a)), 'the error names the helper')
+          assert.equal(ours.pid, undefined)
+        }
+        assert.deepEqual(h.marked(mark), [])
+        assert.deepEqual(scope.pids(), [])
+        // A failed spawn holds nothing: kill() settles at once.
+        await scope.kill({ graceMs: 0 })
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true })
+      }
+    })
+
+    it('a cwd that is a file throws as spawn throws (ENOTDIR), on every backend', function () {
+      const file = path.join(__dirname, 'helpers.js')
+      const theirs = (() => { try { spawn('sh', [], { cwd: file, stdio: 'ignore' }) } catch (e) { return e } })()
+      const ours = (() => { try { scope.spawn('sh', [], { cwd: file, stdio: 'ignore' }) } catch (e) { return e } })()
+      assert.ok(theirs instanceof Error)
+      assert.deepEqual([ours.code, ours.syscall, ours.message], [theirs.code, theirs.syscall, theirs.message])
     })
 
     it('several commands share one scope; kill ends them all and the scope can be used again', async function () {
