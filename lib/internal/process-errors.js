@@ -39,7 +39,9 @@ function readDetails (code, details) {
   if (!CODES.has(code)) throw new TypeError('ProcessTreeError: unknown code')
   try { // each detail read once
     const given = details === undefined || details === null ? {} : details
-    const argument = typeof given.argument === 'string' && /^[A-Za-z.]{1,64}$/.test(given.argument) ? given.argument : undefined
+    // `target.pid`, `options.graceMs`, `options.<an unknown key>` (an identifier of at
+    // most 32 characters, lib/internal/process-spawn.js)
+    const argument = typeof given.argument === 'string' && /^[A-Za-z_$][A-Za-z0-9_$]{0,31}(?:\.[A-Za-z_$][A-Za-z0-9_$]{0,31}){0,2}$/.test(given.argument) ? given.argument : undefined
     const hostCode = typeof given.hostCode === 'string' && /^[A-Z][A-Z0-9_]{0,63}$/.test(given.hostCode) ? given.hostCode : undefined
     const reason = typeof given.reason === 'string' ? given.reason : undefined
     const m = given[kMessage]

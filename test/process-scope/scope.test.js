@@ -412,6 +412,45 @@ describe('process scope, backend choice', function () {
     assert.equal(h.loadWithBackend('').findHelper(), file)
   })
 
+  it('bad spawn arguments give the same error on every backend (INVALID_OPTION naming the argument), before anything runs', async function () {
+    const bad = [
+      [''], [5], ['true', 'x'], ['true', [1]], ['true', [], 3],
+      ['true', [], { stdio: 5 }], ['true', [], { uid: 'x' }], ['true', [], { gid: 1.5 }],
+      ['true', [], { detached: 'yes' }], ['true', [], { cwd: 7 }], ['true', [], { env: 'x' }],
+      ['true', [], { shell: 3 }], ['true', [], { argv0: 1 }], ['true', [], { timeout: -1 }],
+      ['true', [], { killSignal: 'SIGNOPE' }], ['true', [], { signal: {} }], ['true', [], { serialization: 'xml' }],
+      ['true', [], { stdio: ['ipc', 'ipc'] }], ['true', [], { shel: true }], ['true', [], { 'not an identifier': 1 }],
+      ['true', [], { env: { A: 'x\0y' } }], ['true', ['a\0b']], ['a\0b']
+    ]
+    const backends = ['tree', 'cgroup', 'subreaper', 'job'].filter((b) => b === 'tree' || (b === 'job' ? process.platform === 'win32' && h.loadWithBackend('').findHelper() !== null : backendUsable(b) === undefined))
+    const seen = {}
+    for (const backend of backends) {
+      const scope = await h.loadWithBackend(backend).openProcessScope()
+      try {
+        seen[backend] = bad.map((a) => {
+          try {
+            scope.spawn(...a)
+            return 'spawned'
+          } catch (err) {
+            return { name: err.name, code: err.code, argument: err.argument, message: err.message }
+          }
+        })
+        assert.deepEqual(scope.pids(), [])
+      } finally {
+        await scope.close()
+      }
+    }
+    for (const [i, e] of seen.tree.entries()) {
+      assert.equal(e.code, 'INVALID_OPTION', `case ${i}: ${JSON.stringify(e)}`)
+      assert.ok(e.argument === undefined || /^(command|args|options(\.\w+)?)$/.test(e.argument), `case ${i}: ${e.argument}`)
+    }
+    for (const backend of backends) assert.deepEqual(seen[backend], seen.tree, `${backend} differs from tree`)
+  })
+
+  it('openProcessScope refuses an options object with a key it does not know', async function () {
+    await assert.rejects(h.loadWithBackend('tree').openProcessScope({ backend: 'cgroup' }), { code: 'INVALID_OPTION', argument: 'options.backend' })
+  })
+
   it('an unknown forced backend is UNSUPPORTED_BACKEND', async function () {
     const mod = h.loadWithBackend('nope')
     await assert.rejects(mod.openProcessScope(), { code: 'UNSUPPORTED_BACKEND' })
