@@ -18,8 +18,9 @@
  *         p  without n: R is a child subreaper (PR_SET_CHILD_SUBREAPER): orphans
  *            below C come back to R instead of init.
  *         d  C starts a new session (spawn's `detached`).
- *       `cgroup.procs`: R moves itself into that cgroup before it forks C (H opens
- *       the file, so the check is made with H's credentials). `uid`/`gid`: C drops to
+ *       `cgroup.procs`: C moves itself into that cgroup before anything else (H opens
+ *       the file, so the check is made with H's credentials); R stays out of it, so
+ *       that the cgroup's end never ends R before R ended what left the cgroup. `uid`/`gid`: C drops to
  *       them before exec, as libuv does (setgroups(0), setgid, setuid), after R
  *       entered its cgroup and namespaces: a root caller's helper sets all that up,
  *       then the command runs as the other user.
@@ -201,7 +202,10 @@ static int setup_mounts(const char **step) {
 
 /* ---- the command ---------------------------------------------------------------- */
 
-static void exec_command(const run_opts *o, char *argv0, char *file, char **args) {
+static void exec_command(const run_opts *o, int cg_fd, char *argv0, char *file, char **args) {
+  /* Into the scope's cgroup first (R stays out of it: cgroup.kill must not end R
+   * before R has ended what left the cgroup), with the rights H opened it with. */
+  if (cg_fd >= 0 && write_all(cg_fd, "0", 1) < 0) _exit(125);
   if (o->detached) setsid();
   if (o->set_uid || o->set_gid) {
     /* As libuv does: no supplementary groups, then the group, then the user. */
@@ -283,6 +287,7 @@ static void exit_like(const aos_scope__status *st) {
 
 typedef struct {
   run_opts o;
+  int cg_fd; /* the scope's cgroup.procs (O_CLOEXEC), or -1 */
   pid_t cmd;
   bool cmd_done;
   int status_w;
@@ -388,7 +393,7 @@ static void run_reaper(reaper *r, int node_pidfd, int sig_r, int sfd, char **arg
     sigset_t all;
     sigfillset(&all);
     sigprocmask(SIG_UNBLOCK, &all, NULL);
-    exec_command(&r->o, argv[6], argv[7], argv + 7);
+    exec_command(&r->o, r->cg_fd, argv[6], argv[7], argv + 7);
   }
   r->cmd = cmd;
   const int keep[] = {node_pidfd, sig_r, sfd, r->status_w};
@@ -459,10 +464,7 @@ static void reaper_main(reaper *r, int sync_r, int cg_fd, int node_pidfd, int si
   prctl(PR_SET_DUMPABLE, 0);
   const char *step = NULL;
   if (r->o.ns && setup_mounts(&step) < 0) _exit(125);
-  if (cg_fd >= 0) {
-    if (write_all(cg_fd, "0", 1) < 0) _exit(125);
-    close(cg_fd);
-  }
+  r->cg_fd = cg_fd;
   if (r->o.plain) prctl(PR_SET_CHILD_SUBREAPER, 1);
   sigset_t mask;
   sigemptyset(&mask);

@@ -230,6 +230,20 @@ for (const backend of ['cgroup', 'subreaper']) {
       assert.deepEqual([ours.code, ours.syscall, ours.message], [theirs.code, theirs.syscall, theirs.message])
     })
 
+    it('spawn with uid/gid runs the command as that user, in the scope (root: the helper enters first, then drops)', async function () {
+      if (process.getuid() !== 0) this.skip() // only root may give another uid
+      const child = sh('id -u; id -g; id -G; sleep 1000 & exit 0', { uid: 65534, gid: 65534, stdio: ['ignore', 'pipe', 'ignore'] })
+      let out = ''
+      child.stdout.on('data', (d) => { out += d })
+      assert.deepEqual(await h.exited(child), [0, null])
+      assert.equal(out, '65534\n65534\n65534\n')
+      const job = await h.waitFor(() => h.marked(mark).length === 1 && h.marked(mark))
+      assert.ok(job, 'the background job runs')
+      assert.equal(fs.statSync(`/proc/${job[0]}`).uid, 65534)
+      await scope.kill({ graceMs: 1000 })
+      assert.deepEqual(h.marked(mark), [])
+    })
+
     it('several commands share one scope; kill ends them all and the scope can be used again', async function () {
       sh('sleep 1000 & exit 0')
       sh('sleep 1000 & sleep 1000 & exit 0')
