@@ -426,6 +426,30 @@ describe('process scope, backend choice', function () {
     assert.equal(h.loadWithBackend('').findHelper(), file)
   })
 
+  it('NODE_DEBUG=agent-os says why a scope is weaker than the host could give: a refused helper, no namespace (never a path)', async function () {
+    if (!linux || backendUsable('subreaper') !== undefined) this.skip()
+    const file = h.loadWithBackend('').findHelper()
+    const mode = fs.statSync(file).mode & 0o7777
+    const lib = path.join(__dirname, '..', '..', 'lib', 'process.js')
+    const run = (env) => require('node:child_process').spawnSync(process.execPath, ['-e',
+      `require(${JSON.stringify(lib)}).openProcessScope().then((s) => { console.log(s.backend); return s.close() })`],
+    { env: { ...process.env, NODE_DEBUG: 'agent-os', ...env }, encoding: 'utf8' })
+    let r
+    try {
+      fs.chmodSync(path.dirname(file), (fs.statSync(path.dirname(file)).mode & 0o7777) | 0o020)
+      r = run({})
+    } finally {
+      fs.chmodSync(path.dirname(file), fs.statSync(path.dirname(file)).mode & 0o7755)
+      fs.chmodSync(file, mode)
+    }
+    assert.equal(r.stdout, 'tree\n')
+    assert.match(r.stderr, /openProcessScope scope helper not used: its directory is writable by group or others \(mode \d+\); scopes use the tree backend/)
+    assert.ok(!r.stderr.includes(path.dirname(file)), 'the line names a path')
+    const n = run({ AGENT_OS_PROCESS_SCOPE_NO_NAMESPACE: '1' })
+    assert.match(n.stdout, /^(cgroup|subreaper)\n$/)
+    assert.match(n.stderr, /openProcessScope namespaces turned off \(AGENT_OS_PROCESS_SCOPE_NO_NAMESPACE\); a command can end its scope's helpers/)
+  })
+
   it('bad spawn arguments give the same error on every backend (INVALID_OPTION naming the argument), before anything runs', async function () {
     const bad = [
       [''], [5], ['true', 'x'], ['true', [1]], ['true', [], 3],
