@@ -26,7 +26,7 @@ const crypto = require('node:crypto')
 const binding = require('../binding.js')
 const errors = require('./process-errors.js')
 const host = require('./process-host.js')
-const { checkSpawnArgs, resolveShell, windowsCommand, cannotRun, failedSpawn } = require('./process-spawn.js')
+const { checkSpawnArgs, resolveShell, windowsCommand, cannotRun, cannotRunWindows, failedSpawn } = require('./process-spawn.js')
 
 const FORCED = process.env.AGENT_OS_PROCESS_SCOPE_BACKEND
 const BACKENDS = ['cgroup', 'subreaper', 'job', 'tree']
@@ -139,6 +139,12 @@ class ProcessScope {
 
   #spawnJob ({ command, args, options }) {
     const { file, line } = windowsCommand(command, args, options)
+    // A command that is not found fails as spawn fails ('error', ENOENT, naming the
+    // caller's file), and nothing runs: the helper is not started.
+    if (cannotRunWindows(file, options) !== '') {
+      const argv0 = typeof options.argv0 === 'string' ? options.argv0 : file
+      return failedSpawn(file, argv0, args, options, 'ENOENT')
+    }
     const opts = { ...options, shell: false, windowsVerbatimArguments: false }
     delete opts.argv0
     return childProcess.spawn(host.findHelper(), ['job', this.#job.name, options.detached ? 'd' : '-', file, line], opts)

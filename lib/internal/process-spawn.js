@@ -228,13 +228,63 @@ function cannotRun (file, options) {
   return denied ? 'EACCES' : last
 }
 
-// A path execve answers ENOENT for, that nobody can create: procfs takes no new
-// files. (Without procfs on /proc: a name below a directory of 128 random bits.)
-function absentPath () {
+// ---- can it run? (Windows) ---------------------------------------------------------
+
+function isFile (p) {
   try {
-    if (fs.statfsSync('/proc').type === 0x9fa0) return '/proc/self/agent-os-no-such-file'
-  } catch {}
-  return path.join(os.tmpdir(), `agent-os-absent-${crypto.randomBytes(16).toString('hex')}`, 'x')
+    return fs.statSync(p).isFile()
+  } catch {
+    return false
+  }
+}
+
+// `dir` (may be empty: the working directory) joined with `name`, as it is when the
+// name has an extension, then with .com and .exe appended (src/process/scope_helper_win32.c).
+function tryWindows (cwd, dir, name, hasExt) {
+  const base = path.win32.resolve(cwd, dir, name)
+  if (hasExt && isFile(base)) return true
+  return isFile(`${base}.com`) || isFile(`${base}.exe`)
+}
+
+/**
+ * Windows: whether the file the job helper would look up (libuv's search_path, as
+ * src/process/scope_helper_win32.c does it: a name with a directory part there only;
+ * a bare name in the working directory, then in each directory of the child's PATH,
+ * quotes around an entry removed) is missing: 'ENOENT', or '' when it is found. A
+ * missing working directory is 'ENOENT' too.
+ */
+function cannotRunWindows (file, options) {
+  const cwd = cwdOf(options)
+  try {
+    if (!fs.statSync(cwd).isDirectory()) return 'ENOENT'
+  } catch {
+    return 'ENOENT'
+  }
+  const base = file.slice(Math.max(file.lastIndexOf('\\'), file.lastIndexOf('/'), file.lastIndexOf(':')) + 1)
+  if (base === '' || base === '.' || base === '..') return 'ENOENT'
+  const dot = base.lastIndexOf('.')
+  const hasExt = dot > 0
+  if (base !== file) return tryWindows(cwd, file.slice(0, file.length - base.length), base, hasExt) ? '' : 'ENOENT'
+  if (tryWindows(cwd, '', base, hasExt)) return ''
+  const env = options.env === undefined || options.env === null ? process.env : options.env
+  const key = Object.keys(env).find((k) => k.toUpperCase() === 'PATH' && env[k] !== undefined)
+  for (let dir of (key === undefined ? '' : String(env[key])).split(';')) {
+    if (dir.length >= 2 && dir.startsWith('"') && dir.endsWith('"')) dir = dir.slice(1, -1)
+    if (dir !== '' && tryWindows(cwd, dir, base, hasExt)) return ''
+  }
+  return 'ENOENT'
+}
+
+// A path execve answers ENOENT for, that nobody can create: procfs takes no new
+// files. (Without procfs on /proc, and on Windows: a name below a directory of 128
+// random bits.)
+function absentPath () {
+  if (process.platform === 'linux') {
+    try {
+      if (fs.statfsSync('/proc').type === 0x9fa0) return '/proc/self/agent-os-no-such-file'
+    } catch {}
+  }
+  return path.join(os.tmpdir(), `agent-os-absent-${crypto.randomBytes(16).toString('hex')}`, process.platform === 'win32' ? 'x.exe' : 'x')
 }
 
 // Files that fail in execve with the given errno, never running anything.
@@ -265,4 +315,4 @@ function failedSpawn (file, argv0, argv, options, code) {
   return child
 }
 
-module.exports = { checkSpawnArgs, resolveShell, windowsCommand, cannotRun, failedSpawn }
+module.exports = { checkSpawnArgs, resolveShell, windowsCommand, cannotRun, cannotRunWindows, failedSpawn }
