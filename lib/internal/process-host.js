@@ -147,6 +147,7 @@ function kernelSupport (native) {
 // ---- namespaces ---------------------------------------------------------------------
 
 let nsMode // Promise<string>: 'n', 'nu' or '' (none), asked once
+let cloneOk // Promise<boolean>, asked once
 
 // The helper's probe: makes the namespaces as a scope's command would get them, and
 // says "ok" or the step refused and its errno.
@@ -197,4 +198,18 @@ function namespaceMode (helper) {
   return nsMode
 }
 
-module.exports = { HELPER_NAME, note, findHelper, findCgroup, nativeScope, kernelSupport, namespaceMode }
+/**
+ * Whether the helper can start a reaper at all here: clone(CLONE_PARENT) (every Linux
+ * kernel has it; qemu-user refuses it). Where it cannot, scopes use `tree`, and
+ * NODE_DEBUG=agent-os says why.
+ */
+function reaperPossible (helper) {
+  if (cloneOk !== undefined) return cloneOk
+  cloneOk = probe(helper, 'p').then((got) => {
+    if (got !== 'ok') note(`the helper cannot start a reaper here (${got}); scopes use the tree backend`)
+    return got === 'ok'
+  })
+  return cloneOk
+}
+
+module.exports = { HELPER_NAME, note, findHelper, findCgroup, nativeScope, kernelSupport, namespaceMode, reaperPossible }

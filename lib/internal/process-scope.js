@@ -588,6 +588,10 @@ async function openProcessScope (options) {
     if (host.findHelper() === null) throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', 'the scope helper program was not built')
     if (!host.kernelSupport(native)) throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', 'this kernel lacks pidfd_open or waitid(P_PIDFD)')
   }
+  if (choice.backend !== 'tree' && !(await host.reaperPossible(host.findHelper()))) {
+    if (!choice.auto) throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', 'this host refuses clone(CLONE_PARENT), which the scope helper needs')
+    choice.backend = 'tree'
+  }
   if (choice.backend === 'tree') return new ProcessScope('tree', { native })
   const ns = await host.namespaceMode(host.findHelper())
   if (choice.backend === 'cgroup') {

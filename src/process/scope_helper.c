@@ -36,8 +36,9 @@
  *
  *   agent_os_scope_helper probe <opts>
  *       Makes the namespaces `opts` asks for, as `run` would (clone, maps, mounts),
- *       and prints "ok", or the step that was refused and its errno number
- *       ("clone 1"), on stdout. The choice of a backend asks it once.
+ *       or with `p` only clones with CLONE_PARENT, and prints "ok", or the step that
+ *       was refused and its errno number ("clone 1"), on stdout. The choice of a
+ *       backend asks it once.
  *
  *   agent_os_scope_helper keep <cgroup dir> <cgroup path>
  *       The cgroup scope's keeper. Waits for EOF on its stdin (a pipe whose other end
@@ -579,10 +580,49 @@ static int mode_run(int argc, char **argv) {
 
 /* ---- probe: can this user make those namespaces here? ----------------------------- */
 
+/* probe p: whether clone(CLONE_PARENT) works here at all (qemu-user refuses it). An
+ * intermediate child X makes the clone, so that the clone's parent is this process
+ * (X's parent), which reaps it, and never the Node process. */
+static int probe_clone_parent(void) {
+  int rep[2];
+  if (pipe2(rep, O_CLOEXEC) < 0) {
+    printf("pipe %d\n", errno);
+    return 0;
+  }
+  pid_t x = fork();
+  if (x < 0) {
+    printf("fork %d\n", errno);
+    return 0;
+  }
+  if (x == 0) {
+    close(rep[0]);
+    pid_t c = clone_reaper(CLONE_PARENT | SIGCHLD);
+    if (c == 0) _exit(0);
+    int err = c < 0 ? errno : 0;
+    write_all(rep[1], &err, sizeof err);
+    _exit(0);
+  }
+  close(rep[1]);
+  int err = -1;
+  if (read_full(rep[0], &err, sizeof err) != (ssize_t)sizeof err) err = EIO;
+  close(rep[0]);
+  /* X, and the clone when there was one: both children of this process now. */
+  for (;;) {
+    pid_t w = waitpid(-1, NULL, 0);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) break;
+  }
+  if (err == 0) printf("ok\n");
+  else printf("clone %d\n", err);
+  return 0;
+}
+
 static int mode_probe(int argc, char **argv) {
   if (argc < 3) return 2;
   run_opts o;
-  if (!parse_opts(argv[2], &o) || !o.ns) return 2;
+  if (!parse_opts(argv[2], &o)) return 2;
+  if (o.plain) return probe_clone_parent();
+  if (!o.ns) return 2;
   int sy[2], rep[2];
   if (pipe2(sy, O_CLOEXEC) < 0 || pipe2(rep, O_CLOEXEC) < 0) {
     printf("pipe %d\n", errno);

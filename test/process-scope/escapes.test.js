@@ -58,6 +58,7 @@ const CONFIGS = [
 
 function whyNot () {
   if (process.platform !== 'linux') return 'Linux only'
+  if (process.env.AGENT_OS_QEMU === '1') return 'qemu-user refuses clone(CLONE_PARENT), which the scope helper needs'
   if (process.getuid() !== 0) return 'needs root (it runs the acts as root and as nobody)'
   if (!fs.existsSync('/proc/self/stat')) return 'needs /proc'
   for (const tool of ['setpriv', 'setsid', 'script', 'unshare', 'nohup']) {

@@ -18,8 +18,9 @@ const linux = process.platform === 'linux'
 function backendUsable (backend) {
   if (!linux) return 'Linux only'
   // qemu-user refuses clone(CLONE_PARENT) with EINVAL (every Linux kernel has it), so
-  // the subreaper helper cannot start its reaper there (docs/platforms.md).
-  if (backend === 'subreaper' && process.env.AGENT_OS_QEMU === '1') return 'qemu-user refuses clone(CLONE_PARENT), which the subreaper helper needs'
+  // the scope helper cannot start its reaper there (docs/platforms.md); both Linux
+  // backends start every command through it.
+  if (process.env.AGENT_OS_QEMU === '1') return 'qemu-user refuses clone(CLONE_PARENT), which the scope helper needs'
   const mod = h.loadWithBackend(backend)
   if (mod.findHelper() === null) return 'the helper program was not built'
   if (backend === 'cgroup') {
