@@ -59,6 +59,12 @@ int aos_scope_descendants(int pid, aos_scope_pids *out);
  * -ENOMEM. */
 int aos_scope_signal_below(int sig);
 
+/* The same, calling `hook` (the project's tests only) with each list of children
+ * read, before any of them is taken hold of: the moment a listed pid can be reaped
+ * and given to another process. */
+typedef void (*aos_scope_list_hook)(const int *pids, size_t n, void *ctx);
+int aos_scope_signal_below_hooked(int sig, aos_scope_list_hook hook, void *ctx);
+
 /* Sends `sig` to every process of the cgroup whose directory is `dir` and of every
  * cgroup below it, each through a pidfd taken first and then checked against
  * /proc/<pid>/cgroup (so a pid that was reused by a process outside the cgroup is

@@ -222,7 +222,9 @@ static int aos_scope__ppid(int pid) {
   return ppid;
 }
 
-int aos_scope_signal_below(int sig) {
+int aos_scope_signal_below(int sig) { return aos_scope_signal_below_hooked(sig, NULL, NULL); }
+
+int aos_scope_signal_below_hooked(int sig, aos_scope_list_hook hook, void *ctx) {
   /* Breadth first from this process: held[i] is a process found below it, with the
    * index of the one it was listed under (-1: this process) and its pidfd. */
   typedef struct {
@@ -241,6 +243,7 @@ int aos_scope_signal_below(int sig) {
       rc = -ENOMEM;
       break;
     }
+    if (hook != NULL) hook(kids.v, kids.n, ctx);
     for (size_t k = 0; k < kids.n && rc == 0; k++) {
       int fd = -1;
       int orc = aos_scope_pidfd_open(kids.v[k], &fd);

@@ -517,6 +517,41 @@ describe('process scope, subreaper backend: helpers reap themselves', function (
   })
 })
 
+describe('process scope, subreaper backend without namespaces (the fallback)', function () {
+  this.timeout(120000)
+  before(function () {
+    const why = backendUsable('subreaper')
+    if (why !== undefined) {
+      this.test.parent.title += ` [skipped: ${why}]`
+      this.skip()
+    }
+  })
+
+  it('the graceful signal reaches every descendant, however many a process has (no fixed cap on the walk)', async function () {
+    // 1100 children of one shell: its children list in /proc is over 4 KiB (4 bytes a
+    // pid at the least), which the
+    // walk once read no further than, and over a fixed count it once stopped at the
+    // caps of. Every one obeys SIGTERM: kill() settles long before the grace.
+    const mod = h.loadWithBackend('subreaper', { AGENT_OS_PROCESS_SCOPE_NO_NAMESPACE: '1' })
+    const scope = await mod.openProcessScope()
+    const mark = h.newMark()
+    try {
+      assert.equal(scope.backend, 'subreaper')
+      const child = scope.spawn('sh', ['-c', 'i=0; while [ $i -lt 1100 ]; do sleep 1000 & i=$((i+1)); done; echo ready; wait'],
+        { stdio: ['ignore', 'pipe', 'ignore'], env: h.env(mark) })
+      await new Promise((resolve) => child.stdout.once('data', resolve))
+      assert.ok(await h.waitFor(() => h.marked(mark).length >= 1101), 'the 1100 sleeps run')
+      const t0 = performance.now()
+      await scope.kill({ graceMs: 30000 })
+      const ms = performance.now() - t0
+      assert.ok(ms < 15000, `kill() waited out the grace (${Math.round(ms)} ms): some processes never got SIGTERM`)
+      assert.deepEqual(h.marked(mark), [])
+    } finally {
+      await scope.close()
+    }
+  })
+})
+
 describe('process scope, tree backend (macOS, Windows, no helper)', function () {
   this.timeout(120000) // bounds a failure; a pass under load 70 on 2 cores took up to 20 s
   let mod
