@@ -473,8 +473,13 @@ class ProcessScope {
     if (this.#closed) return
     this.#closed = true
     if (this.#cg !== undefined) {
-      // The scope's cgroup and any a member made below it.
-      this.#native.cgRemove(this.#cg.dir, this.#cg.cgpath + this.#cg.name, 2000)
+      // The scope's cgroup and any a member made below it: empty by now (kill
+      // settled), removed deepest first; a process still leaving it (EBUSY) is waited
+      // for, without blocking the event loop, up to 2 s, after which the keeper goes on.
+      const { dir, cgpath, name } = this.#cg
+      for (let waited = 0; this.#native.cgRemove(dir, cgpath + name, 0) === 'EBUSY' && waited < 2000; waited += 10) {
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      }
       const keeper = this.#cg.keeper
       // EOF tells the keeper the scope is done (the directories are already gone).
       if (keeper.stdin !== null) keeper.stdin.end()
