@@ -524,26 +524,26 @@ async function openCgroup (native, ns) {
   if (base === null) throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', 'no cgroup v2 hierarchy found')
   const name = `/agent-os-scope-${process.pid}-${++scopeCounter}-${crypto.randomBytes(6).toString('hex')}`
   const dir = base.dir + name
-  try {
-    fs.mkdirSync(dir, { mode: 0o755 })
-  } catch (err) {
-    throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', 'cannot create a cgroup', err.code)
-  }
-  const hasKill = fs.existsSync(path.join(dir, 'cgroup.kill'))
-  // Its own process group, and it ignores the signals a whole group gets (Ctrl-C):
-  // only the end of its stdin (Node closing the scope, or ending) ends it.
+  // The keeper first, the directory after: whenever this process ends from here on,
+  // the keeper removes what exists (nothing, if the end came before the mkdir). Its own
+  // process group, and it ignores the signals a whole group gets (Ctrl-C): only the
+  // end of its stdin (Node closing the scope, or ending) ends it.
   const keeper = childProcess.spawn(host.findHelper(), ['keep', dir, base.cgpath + name], { stdio: ['pipe', 'ignore', 'ignore'], detached: true })
   const started = await new Promise((resolve) => {
     keeper.once('spawn', () => resolve(true))
     keeper.once('error', () => resolve(false))
   })
-  if (!started) {
-    try { fs.rmdirSync(dir) } catch {}
-    throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', 'the scope helper could not be started')
-  }
+  if (!started) throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', 'the scope helper could not be started')
   keeper.unref()
   keeper.stdin.on('error', () => {})
   keeper.stdin.unref()
+  try {
+    fs.mkdirSync(dir, { mode: 0o755 })
+  } catch (err) {
+    keeper.stdin.end() // nothing to keep: it exits
+    throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', 'cannot create a cgroup', err.code)
+  }
+  const hasKill = fs.existsSync(path.join(dir, 'cgroup.kill'))
   return { cg: { dir, cgpath: base.cgpath, name, hasKill, keeper }, native, ns }
 }
 

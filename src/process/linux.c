@@ -282,13 +282,14 @@ int aos_proc_is_thread(int id) {
     return 0;
   }
   if (errno == ENOENT && aos_proc__table_readable()) return 0; /* no such task */
-  /* No /proc: pidfd_open takes only a thread-group leader (EINVAL otherwise). */
+  /* No /proc: pidfd_open takes only a thread-group leader (a thread that leads none:
+   * EINVAL before Linux 6.9, ENOENT since; no task at all is ESRCH). */
   int pfd = aos_proc__pidfd_open(id);
   if (pfd >= 0) {
     close(pfd);
     return 0;
   }
-  if (pfd == -EINVAL) return 1;
+  if (pfd == -EINVAL || pfd == -ENOENT) return 1;
   return pfd == -ESRCH ? 0 : pfd;
 }
 

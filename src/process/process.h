@@ -40,7 +40,8 @@ enum {
 /* Whether `id` names a thread that is not its process's main thread (kill(2) of it
  * would end its whole process): 1 when it does, 0 otherwise (a process, or nothing),
  * or a negative errno when it cannot be told. Linux: the Tgid of /proc/<id>/status,
- * or, without /proc, pidfd_open refusing a thread that leads no thread group; macOS:
+ * or, without /proc, pidfd_open refusing a thread that leads no thread group (EINVAL
+ * before Linux 6.9, ENOENT since); macOS:
  * threads have no ids in the process id space; Windows: OpenThread on the id. */
 int aos_proc_is_thread(int id);
 
