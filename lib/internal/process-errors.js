@@ -101,4 +101,10 @@ function plainError (code, operation, reason, hostCode) {
   return new ProcessTreeError(code, { reason, hostCode, [kMessage]: { operation } })
 }
 
-module.exports = { ProcessTreeError, ProcessTreeTypeError, typeError, plainError }
+/** The package's argument checker's raise (lib/internal/args.js) for this subpath: a bad
+ * argument is a ProcessTreeTypeError with code INVALID_OPTION. */
+function raise (code, operation, argument, expected) {
+  return typeError(code, operation, argument, expected)
+}
+
+module.exports = { ProcessTreeError, ProcessTreeTypeError, typeError, plainError, raise }

@@ -11,6 +11,7 @@ const os = require('node:os')
 const { ChildProcess } = require('node:child_process')
 const binding = require('../binding.js')
 const errors = require('./process-errors.js')
+const args = require('./args.js')
 
 const DEFAULT_KILL_GRACE_MS = 2000
 
@@ -65,29 +66,16 @@ function plainError (code, hostCode, reason) {
   return errors.plainError(code, 'killProcessTree', reason, hostCode)
 }
 
+const KILL_OPTIONS = args.defineOptions('killProcessTree', {
+  signal: args.signalName('SIGTERM'),
+  graceMs: args.nonNegative(DEFAULT_KILL_GRACE_MS),
+  preKill: args.func()
+})
+
+/** { signal, graceMs, preKill } through the package's argument checker: unknown keys
+ * (`{ timeout }`) refused, each option read once. */
 function parseOptions (options) {
-  if (options === undefined || options === null) {
-    return { signal: 'SIGTERM', graceMs: DEFAULT_KILL_GRACE_MS, preKill: undefined }
-  }
-  if (typeof options !== 'object') {
-    throw typeError('INVALID_OPTION', 'options', 'must be an object')
-  }
-  let signal, graceMs, preKill
-  try {
-    ({ signal = 'SIGTERM', graceMs = DEFAULT_KILL_GRACE_MS, preKill } = options)
-  } catch (cause) { // a getter or proxy trap threw, or the proxy is revoked
-    throw typeError('INVALID_OPTION', 'options', 'could not be read', cause)
-  }
-  if (typeof signal !== 'string' || !Object.prototype.hasOwnProperty.call(os.constants.signals, signal)) {
-    throw typeError('INVALID_OPTION', 'options.signal', 'must be a known signal name')
-  }
-  if (typeof graceMs !== 'number' || !Number.isFinite(graceMs) || graceMs < 0) {
-    throw typeError('INVALID_OPTION', 'options.graceMs', 'must be a finite number >= 0')
-  }
-  if (preKill !== undefined && typeof preKill !== 'function') {
-    throw typeError('INVALID_OPTION', 'options.preKill', 'must be a function')
-  }
-  return { signal, graceMs, preKill }
+  return KILL_OPTIONS.read(options, errors.raise)
 }
 
 function hasExited (child) {
@@ -143,6 +131,10 @@ function nativePart () {
  */
 function killProcessTree (target, options) {
   try {
+    // The target's shape first, then the options (both before the "already exited"
+    // shortcut): arguments passed the wrong way round name the target.
+    if (typeof target === 'number') checkPid(target, 'target')
+    else checkChild(target)
     const opts = parseOptions(options)
     if (typeof target === 'number') {
       checkPid(target, 'target')

@@ -25,6 +25,7 @@ const childProcess = require('node:child_process')
 const crypto = require('node:crypto')
 const binding = require('../binding.js')
 const errors = require('./process-errors.js')
+const args = require('./args.js')
 const host = require('./process-host.js')
 const { checkSpawnArgs, resolveShell, windowsCommand, cannotRun, cannotRunWindows, failedSpawn } = require('./process-spawn.js')
 
@@ -60,22 +61,12 @@ function checkPhase () {
 
 // ---- argument checks ------------------------------------------------------------
 
-function checkKillOptions (options, what) {
-  if (options === undefined || options === null) return { signal: 'SIGTERM', graceMs: 2000 }
-  if (typeof options !== 'object') throw typeError('INVALID_OPTION', what, 'options', 'must be an object')
-  let signal, graceMs
-  try {
-    ({ signal = 'SIGTERM', graceMs = 2000 } = options)
-  } catch {
-    throw typeError('INVALID_OPTION', what, 'options', 'could not be read')
-  }
-  if (typeof signal !== 'string' || !Object.prototype.hasOwnProperty.call(os.constants.signals, signal)) {
-    throw typeError('INVALID_OPTION', what, 'options.signal', 'must be a known signal name')
-  }
-  if (typeof graceMs !== 'number' || !Number.isFinite(graceMs) || graceMs < 0) {
-    throw typeError('INVALID_OPTION', what, 'options.graceMs', 'must be a finite number >= 0')
-  }
-  return { signal, graceMs }
+const SCOPE_KILL_OPTIONS = args.defineOptions('kill', { signal: args.signalName('SIGTERM'), graceMs: args.nonNegative(2000) })
+const OPEN_OPTIONS = args.defineOptions('openProcessScope', {})
+
+/** scope.kill's { signal, graceMs } through the package's argument checker. */
+function checkKillOptions (options) {
+  return SCOPE_KILL_OPTIONS.read(options, errors.raise)
 }
 
 // Open jobs, held here so that a scope the caller dropped is not ended by the garbage
@@ -569,18 +560,7 @@ function openJob (native) {
  * @returns {Promise<ProcessScope>}
  */
 async function openProcessScope (options) {
-  if (options !== undefined && options !== null && typeof options !== 'object') {
-    throw typeError('INVALID_OPTION', 'openProcessScope', 'options', 'must be an object')
-  }
-  if (options !== undefined && options !== null) {
-    const keys = Object.keys(options)
-    if (keys.length > 0) {
-      if (/^[A-Za-z_$][A-Za-z0-9_$]{0,31}$/.test(keys[0])) {
-        throw typeError('INVALID_OPTION', 'openProcessScope', `options.${keys[0]}`, 'is not an option of openProcessScope')
-      }
-      throw typeError('INVALID_OPTION', 'openProcessScope', 'options', 'has an unknown option')
-    }
-  }
+  OPEN_OPTIONS.read(options, errors.raise)
   const choice = chooseBackend()
   if (choice.error !== undefined) throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', choice.error)
   const native = host.nativeScope()

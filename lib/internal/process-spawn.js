@@ -11,11 +11,10 @@ const url = require('node:url')
 const os = require('node:os')
 const crypto = require('node:crypto')
 const childProcess = require('node:child_process')
-const { typeError } = require('./process-errors.js')
+const { typeError, raise } = require('./process-errors.js')
+const argsChecker = require('./args.js')
 
 // ---- arguments --------------------------------------------------------------------
-
-const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]{0,31}$/
 
 function bad (argument, expected) {
   return typeError('INVALID_OPTION', 'spawn', argument, expected)
@@ -44,6 +43,10 @@ const OPTIONS = {
   signal: [(v) => typeof AbortSignal === 'function' && v instanceof AbortSignal, 'must be an AbortSignal'],
   serialization: [(v) => v === 'json' || v === 'advanced', "must be 'json' or 'advanced'"]
 }
+// The same table as the package's argument checker reads it: own keys only, as
+// child_process.spawn copies its options.
+const SPAWN_OPTIONS = argsChecker.defineOptions('spawn', Object.fromEntries(
+  Object.entries(OPTIONS).map(([key, [test, expected]]) => [key, argsChecker.custom(expected, test)])), { ownKeys: true })
 
 /** spawn(command, args?, options?) checked as one: the same INVALID_OPTION, naming the
  * argument, on every backend. Returns copies ({ command, args, options }). */
@@ -57,25 +60,10 @@ function checkSpawnArgs (command, args, options) {
   }
   if (args === undefined || args === null) args = []
   if (!Array.isArray(args) || !args.every(noNul)) throw bad('args', 'must be an array of strings without NUL')
-  if (options === undefined || options === null) options = {}
-  if (typeof options !== 'object') throw bad('options', 'must be an object')
+  // Unknown keys refused, each option read once and checked (lib/internal/args.js).
+  const checked = SPAWN_OPTIONS.read(options, raise)
   const copy = {}
-  let keys
-  try {
-    keys = Object.keys(options)
-    for (const key of keys) copy[key] = options[key]
-  } catch {
-    throw bad('options', 'could not be read')
-  }
-  for (const key of keys) {
-    const rule = OPTIONS[key]
-    if (rule === undefined) {
-      if (IDENTIFIER.test(key)) throw bad(`options.${key}`, 'is not an option of spawn')
-      throw bad('options', 'has an unknown option')
-    }
-    if (copy[key] === undefined) continue
-    if (!rule[0](copy[key])) throw bad(`options.${key}`, rule[1])
-  }
+  for (const key of Object.keys(checked)) if (checked[key] !== undefined) copy[key] = checked[key]
   if (Array.isArray(copy.stdio) && copy.stdio.filter((s) => s === 'ipc').length > 1) {
     throw bad('options.stdio', "must hold 'ipc' at most once")
   }
