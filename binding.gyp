@@ -36,6 +36,7 @@
             "src/file_authority/posix_tree.c",
             "src/file_authority/posix_beneath.c",
             "src/file_authority/posix_settle.c",
+            "src/file_authority/posix_mgtime.c",
             "src/node_lock/posix.c",
             "src/process/posix.c"
           ],

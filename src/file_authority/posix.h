@@ -111,6 +111,12 @@ void aos_fa_posix_sleep_ns(int64_t ns);
 /* Observations of an unsettled version before FILE_CHANGED. */
 #define AOS_FA_SETTLE_TRIES 8
 
+/* posix_mgtime.c: whether the filesystem `sf` describes (device `dev`) stamps every
+ * change made after a stat with a later ctime (Linux 6.13+ multigrain timestamps on
+ * ext4, xfs, btrfs, tmpfs): a version read there is settled at once. */
+struct statfs;
+bool aos_fa_posix_multigrain(const struct statfs *sf, dev_t dev);
+
 /* The entry kind of a st_mode. */
 aos_fa_entry_kind aos_fa_posix_kind(mode_t mode);
 

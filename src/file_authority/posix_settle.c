@@ -11,7 +11,9 @@
  * changes has moved past its status-change time by the granularity (git's rule for a
  * "racy" index entry). Every later change, and every file created later, then carries a
  * later ctime, so no other state can have that version. A version observed earlier is
- * waited for (at most a tick plus the granularity) and observed again.
+ * waited for (at most a tick plus the granularity) and observed again, except where
+ * multigrain timestamps already guarantee it (posix_mgtime.c: Linux 6.13+ on ext4, xfs,
+ * btrfs and tmpfs), where a version is settled as soon as a stat has read it.
  *
  * Where the granularity is a second or more (the filesystem's type says so, or an
  * observed ctime has no sub-second part on a filesystem that does not always keep
@@ -88,6 +90,12 @@ int aos_fa_posix_version_ready(int fd, const struct stat *sb, int64_t *wait_ns, 
   }
   int64_t gran = aos_fstype_fine_times(&sf) ? 1 : aos_fa_posix_stamp_gran(sb);
   if (gran > AOS_FA__SETTLE_MAX_NS) return aos_fa_fail(st, AOS_FA_UNSUPPORTED_BACKEND, 0, -1);
+  /* Multigrain timestamps (posix_mgtime.c): the stat that read this version already
+   * makes every later change carry another ctime. Settled now, no wait. */
+  if (aos_fa_posix_multigrain(&sf, sb->st_dev)) {
+    aos_fa_status_ok(st);
+    return 0;
+  }
   int64_t stamp = (int64_t)sb->st_ctime * 1000000000LL + AOS_FA_CTIME_NS(*sb);
   int64_t settled_at = stamp + gran + AOS_FA__SETTLE_MARGIN_NS;
   int64_t now = aos_fa__clock_ns();

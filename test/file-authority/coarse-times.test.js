@@ -36,7 +36,12 @@ const FILESYSTEMS = {
   ext2: { mkfs: ['mkfs.ext2', ['-q', '-F', '-I', '128']], size: 32, coarse: true, pkg: 'e2fsprogs' },
   'ext4 -I 128': { mkfs: ['mkfs.ext4', ['-q', '-F', '-I', '128']], size: 32, coarse: true, pkg: 'e2fsprogs' },
   vfat: { mkfs: ['mkfs.vfat', []], size: 32, coarse: true, type: 'vfat', pkg: 'dosfstools' },
-  tmpfs: { tmpfs: true, coarse: false }
+  tmpfs: { tmpfs: true, coarse: false },
+  // Fine stamps: ext4 has multigrain stamps on Linux 6.13+ (a version is settled when
+  // read, src/file_authority/posix_mgtime.c); an ext2 volume with 256-byte inodes keeps
+  // nanoseconds through the ext4 driver but has no multigrain stamps (versions wait a tick).
+  ext4: { mkfs: ['mkfs.ext4', ['-q', '-F']], size: 32, coarse: false, pkg: 'e2fsprogs' },
+  'ext2 (256-byte inodes)': { mkfs: ['mkfs.ext2', ['-q', '-F', '-I', '256']], size: 32, coarse: false, type: 'ext2', pkg: 'e2fsprogs' }
 }
 
 function outcome (fn) {
