@@ -237,17 +237,22 @@ typedef struct {
   /* NULL, or a version string (aos_fa_version_string_valid): replace only a regular
    * file of that version at the commit, else FILE_CHANGED (a missing target too). */
   const char *if_version;
+  /* Flush the content and the parent directory to disk before returning (false:
+   * atomicity stays, durability across a power loss is the filesystem's). */
+  bool durable;
 } aos_fa_write_opts;
 
-/* create_parents false, utf8 true, mode 0666, if_absent false, if_version NULL. */
+/* create_parents false, utf8 true, mode 0666, if_absent false, if_version NULL,
+ * durable true. */
 void aos_fa_write_opts_init(aos_fa_write_opts *opts);
 
 /* Atomically replaces (or creates) the regular file segs[0..count) (count 0, the
  * root: UNSAFE_ENTRY) with data[0..len): exclusive owner-only temporary file in the
- * retained parent, written, flushed, given its final permission bits (a replaced
- * file's mode & 0777, never set-id bits; a new file: opts->mode less the umask),
- * committed relative to the parent without ever replacing an entry of another kind,
- * parent flushed, committed name checked against the temporary file's identity. */
+ * retained parent, written, flushed (opts->durable), given its final permission bits
+ * (a replaced file's mode & 0777, never set-id bits; a new file: opts->mode less the
+ * umask), committed relative to the parent without ever replacing an entry of another
+ * kind, parent flushed (opts->durable), committed name checked against the temporary
+ * file's identity. */
 int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
                  const uint8_t *data, size_t len, const aos_fa_write_opts *opts,
                  aos_fa_status *st);

@@ -725,11 +725,12 @@ static napi_value aos_fa__result_walk(napi_env env, aos_fa__op *op) {
   return arr;
 }
 
-/* write(h, segs, bytes, flags (1 createParents, 2 utf8, 4 ifAbsent), mode,
- *       ifVersion | undefined, async) */
+/* write(h, segs, bytes, flags (1 createParents, 2 utf8, 4 ifAbsent, 8 not durable),
+ *       mode, ifVersion | undefined, async) */
 #define AOS_FA__W_PARENTS 1u
 #define AOS_FA__W_UTF8 2u
 #define AOS_FA__W_ABSENT 4u
+#define AOS_FA__W_VOLATILE 8u
 
 /* A text to write, given as the JS string itself (the JS layer checked it is
  * well-formed): converted once to UTF-8 into a buffer the op owns, with no JS Buffer
@@ -784,6 +785,7 @@ static bool aos_fa__decode_write(napi_env env, napi_value *argv, aos_fa__op *op)
   op->wo.create_parents = (flags & AOS_FA__W_PARENTS) != 0;
   op->wo.utf8 = (flags & AOS_FA__W_UTF8) != 0;
   op->wo.if_absent = (flags & AOS_FA__W_ABSENT) != 0;
+  op->wo.durable = (flags & AOS_FA__W_VOLATILE) == 0;
   op->wo.mode = mode;
   napi_valuetype t;
   AOS_CALL(env, napi_typeof(env, argv[5], &t), false);

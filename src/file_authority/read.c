@@ -30,4 +30,5 @@ void aos_fa_write_opts_init(aos_fa_write_opts *opts) {
   opts->mode = 0666;
   opts->if_absent = false;
   opts->if_version = NULL;
+  opts->durable = true;
 }

@@ -748,7 +748,7 @@ int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
     }
     done += n;
   }
-  if (!FlushFileBuffers(tmp)) {
+  if (opts->durable && !FlushFileBuffers(tmp)) {
     r = aos_fa_fail(st, AOS_FA_HOST_IO, aos_fa__win32_errno(GetLastError()), last);
     goto fail_temp;
   }
