@@ -251,7 +251,7 @@ const NATIVE = {
     call: (n, h, [segs, r], async) => n.readRange(h, segs, r.offset, r.length, async),
     result: toRange
   },
-  list: { call: (n, h, [segs], async) => n.list(h, segs, async), result: optional(toListing) },
+  list: { call: (n, h, [segs], async) => n.list(h, segs, false, async), result: optional(toListing) },
   walk: { call: (n, h, [segs, w], async) => n.walk(h, segs, w.maxEntries, w.maxDepth, async), result: optional(toWalkListing) },
   stat: { call: (n, h, [segs], async) => n.stat(h, segs, async), result: optional(toStat) },
   writeText: {

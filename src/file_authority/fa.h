@@ -199,11 +199,27 @@ typedef enum {
   AOS_FA_KIND_OTHER = 3
 } aos_fa_entry_kind;
 
+/* What stat reports of one entry, observed without following it. */
 typedef struct {
-  char *name; /* NUL-terminated, valid UTF-8 */
+  aos_fa_entry_kind kind;
+  uint64_t size;    /* bytes; a symlink: the link's own size */
+  int64_t mtime_ns; /* modification time, nanoseconds since the epoch */
+  uint32_t mode;    /* permission bits only (mode & 0777) */
+  aos_fa_version version;
+} aos_fa_stat_info;
+
+typedef struct {
+  char *name; /* NUL-terminated, valid UTF-8; its allocation also holds *stat */
   size_t len;
   aos_fa_entry_kind kind;
+  aos_fa_stat_info *stat; /* listed with stats: the entry's stat; else NULL */
 } aos_fa_entry;
+
+/* segments.c: fills e with a copy of name[0..len) (and room for a stat when
+ * `with_stat`, in the same allocation: free(e->name) releases both) and `kind`.
+ * false when there is no memory. */
+bool aos_fa_entry_init(aos_fa_entry *e, const char *name, size_t len, aos_fa_entry_kind kind,
+                       bool with_stat);
 
 typedef struct {
   aos_fa_entry *entries;
@@ -212,8 +228,11 @@ typedef struct {
 } aos_fa_listing;
 
 /* Lists the directory segs[0..count) (count 0: the root), without "." and "..",
- * unsorted. NOT_FOUND when it is missing; UNSAFE_ENTRY when it is not a directory. */
-int aos_fa_list(const aos_fa_root *root, const char *const *segs, size_t count,
+ * unsorted. NOT_FOUND when it is missing; UNSAFE_ENTRY when it is not a directory.
+ * `with_stats`: each entry also gets its stat, as aos_fa_stat reports it, observed
+ * relative to the listed directory's descriptor without following it (an entry gone
+ * before it was looked at is left out; its kind is the stat's). */
+int aos_fa_list(const aos_fa_root *root, const char *const *segs, size_t count, bool with_stats,
                 aos_fa_listing *out, aos_fa_status *st);
 void aos_fa_listing_free(aos_fa_listing *listing);
 
@@ -260,15 +279,6 @@ int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
 /* ---- the 0.2 operations: one concern per file (posix_stat.c, posix_remove.c,
  * posix_mkdir.c, posix_rename.c, posix_tree.c). Each resolves its parent from the
  * retained root like aos_fa_walk and acts relative to that parent descriptor. */
-
-/* What stat reports of one entry, observed without following it. */
-typedef struct {
-  aos_fa_entry_kind kind;
-  uint64_t size;    /* bytes; a symlink: the link's own size */
-  int64_t mtime_ns; /* modification time, nanoseconds since the epoch */
-  uint32_t mode;    /* permission bits only (mode & 0777) */
-  aos_fa_version version;
-} aos_fa_stat_info;
 
 /* Looks at segs[0..count) (count 0: the root) without following it and without
  * opening it for reading. NOT_FOUND when it or a parent is missing. */

@@ -464,7 +464,8 @@ struct aos_fa__op {
   aos_fa__segs segs;
   aos_fa__segs segs2;       /* rename's target */
   uint64_t a, b;            /* maxBytes / offset, length / maxEntries, maxDepth */
-  bool flag;                /* read: versioned; remove: directory; mkdir: parents; rename: replace */
+  bool flag;                /* read: versioned; list: withStats; remove: directory; mkdir: parents;
+                               rename: replace */
   aos_fa_write_opts wo;
   uint32_t mode;
   char if_version[AOS_FA_VERSION_CHARS + 1];
@@ -662,15 +663,55 @@ static napi_value aos_fa__result_range(napi_env env, aos_fa__op *op) {
   return arr;
 }
 
-/* list(h, segs, async) -> [names, kinds, omitted] */
+/* list(h, segs, withStats, async) -> [names, kinds, omitted], and with stats
+ * [..., sizes (Float64Array), mtimeMs (Float64Array), modes (Uint16Array), versions
+ * (one string: AOS_FA_VERSION_CHARS characters per entry, in order)] */
+static bool aos_fa__decode_flag(napi_env env, napi_value *argv, aos_fa__op *op);
+
 static void aos_fa__run_list(aos_fa__op *op) {
-  op->rc = aos_fa_list(&op->h->root, AOS_FA__SEGS(op), &op->listing, &op->st);
+  op->rc = aos_fa_list(&op->h->root, AOS_FA__SEGS(op), op->flag, &op->listing, &op->st);
   /* Sorted here, off the JavaScript thread for list(). */
   if (op->rc == 0) aos_fa_listing_sort(&op->listing);
 }
 
 static napi_value aos_fa__result_list(napi_env env, aos_fa__op *op) {
-  return aos_fa__make_listing(env, &op->listing);
+  if (!op->flag) return aos_fa__make_listing(env, &op->listing);
+  aos_fa_listing *l = &op->listing;
+  size_t n = l->count;
+  napi_value sizes, mtimes, modes, versions, ab;
+  void *p_sizes = NULL, *p_mtimes = NULL, *p_modes = NULL;
+  char *text = malloc(n * AOS_FA_VERSION_CHARS + 1);
+  if (text == NULL) {
+    aos_fa_listing_free(l);
+    return aos_fa__throw(env, aos_napi_raw_error(env, "HOST_IO", ENOMEM, -1));
+  }
+  napi_status s = napi_create_arraybuffer(env, n * sizeof(double), &p_sizes, &ab);
+  if (s == napi_ok) s = napi_create_typedarray(env, napi_float64_array, n, ab, 0, &sizes);
+  if (s == napi_ok) s = napi_create_arraybuffer(env, n * sizeof(double), &p_mtimes, &ab);
+  if (s == napi_ok) s = napi_create_typedarray(env, napi_float64_array, n, ab, 0, &mtimes);
+  if (s == napi_ok) s = napi_create_arraybuffer(env, n * sizeof(uint16_t), &p_modes, &ab);
+  if (s == napi_ok) s = napi_create_typedarray(env, napi_uint16_array, n, ab, 0, &modes);
+  for (size_t i = 0; s == napi_ok && i < n; i++) {
+    const aos_fa_stat_info *info = l->entries[i].stat;
+    ((double *)p_sizes)[i] = (double)info->size;
+    ((double *)p_mtimes)[i] = (double)info->mtime_ns / 1e6;
+    ((uint16_t *)p_modes)[i] = (uint16_t)info->mode;
+    char one[AOS_FA_VERSION_CHARS + 1];
+    aos_fa_version_string(&info->version, one);
+    memcpy(text + i * AOS_FA_VERSION_CHARS, one, AOS_FA_VERSION_CHARS);
+  }
+  if (s == napi_ok) s = napi_create_string_latin1(env, text, n * AOS_FA_VERSION_CHARS, &versions);
+  free(text);
+  if (s != napi_ok) {
+    aos_fa_listing_free(l);
+    aos_napi_throw_last(env);
+    return NULL;
+  }
+  napi_value out = aos_fa__make_listing(env, l); /* frees the listing */
+  if (out == NULL) return NULL;
+  napi_value more[4] = {sizes, mtimes, modes, versions};
+  for (uint32_t i = 0; i < 4; i++) AOS_CALL(env, napi_set_element(env, out, 3 + i, more[i]), NULL);
+  return out;
 }
 
 /* stat(h, segs, async) -> [kind, size, mtimeMs, mode, version] */
@@ -844,7 +885,7 @@ static const aos_fa__row aos_fa__rows[] = {
     /* name      argc writer absent->undefined decode run result */
     {"read", 5, false, true, aos_fa__decode_read, aos_fa__run_read, aos_fa__result_read},
     {"readRange", 5, false, true, aos_fa__decode_range, aos_fa__run_range, aos_fa__result_range},
-    {"list", 3, false, true, NULL, aos_fa__run_list, aos_fa__result_list},
+    {"list", 4, false, true, aos_fa__decode_flag, aos_fa__run_list, aos_fa__result_list},
     {"stat", 3, false, true, NULL, aos_fa__run_stat, aos_fa__result_stat},
     {"walk", 5, false, true, aos_fa__decode_walk, aos_fa__run_walk, aos_fa__result_walk},
     {"write", 7, true, false, aos_fa__decode_write, aos_fa__run_write, aos_fa__result_undefined},

@@ -111,6 +111,16 @@ void aos_fa_posix_sleep_ns(int64_t ns);
 /* Observations of an unsettled version before FILE_CHANGED. */
 #define AOS_FA_SETTLE_TRIES 8
 
+/* posix_stat.c: fills each entry's stat (made with room for one, aos_fa_entry_init) with
+ * what aos_fa_stat reports of that name in `dir`, observed without following it
+ * relative to `dir` (statx where the kernel has it, else fstatat), versions settled as
+ * stat's are (one wait for all the entries that need one); each entry's kind becomes
+ * its stat's. Entries gone meanwhile are dropped (their names freed, the rest kept in
+ * order, *count lowered). 0, or a failure with *st filled (no segment index):
+ * UNSUPPORTED_BACKEND where versions cannot tell states apart, FILE_CHANGED for a
+ * version that would not settle, HOST_IO. */
+int aos_fa_posix_stat_entries(int dir, aos_fa_entry *entries, size_t *count, aos_fa_status *st);
+
 /* The entry kind of a st_mode. */
 aos_fa_entry_kind aos_fa_posix_kind(mode_t mode);
 

@@ -95,6 +95,7 @@ static int aos_fa__read_dir(int fd, aos_fa_listing *out, size_t *omitted) {
     out->entries[out->count].name = copy;
     out->entries[out->count].len = len;
     out->entries[out->count].kind = kind;
+    out->entries[out->count].stat = NULL;
     out->count++;
   }
   closedir(d);

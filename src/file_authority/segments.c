@@ -212,3 +212,18 @@ void aos_fa_listing_sort(aos_fa_listing *listing) {
   free(listing->entries);
   listing->entries = sorted;
 }
+
+bool aos_fa_entry_init(aos_fa_entry *e, const char *name, size_t len, aos_fa_entry_kind kind,
+                       bool with_stat) {
+  /* The name, then (aligned for it) the stat. */
+  size_t at = (len + 1 + (_Alignof(aos_fa_stat_info) - 1)) & ~(size_t)(_Alignof(aos_fa_stat_info) - 1);
+  char *block = malloc(with_stat ? at + sizeof(aos_fa_stat_info) : len + 1);
+  if (block == NULL) return false;
+  memcpy(block, name, len);
+  block[len] = '\0';
+  e->name = block;
+  e->len = len;
+  e->kind = kind;
+  e->stat = with_stat ? (aos_fa_stat_info *)(void *)(block + at) : NULL;
+  return true;
+}

@@ -66,6 +66,7 @@ int aos_fa__read_dir(HANDLE h, aos_fa_listing *out, size_t *omitted) {
           out->entries[out->count].name = name;
           out->entries[out->count].len = (size_t)n;
           out->entries[out->count].kind = kind;
+          out->entries[out->count].stat = NULL;
           out->count++;
         }
       }
