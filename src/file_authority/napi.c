@@ -714,6 +714,42 @@ static napi_value aos_fa__result_list(napi_env env, aos_fa__op *op) {
   return out;
 }
 
+/* readText(h, segs, maxBytes, async) -> string: the file read whole into a malloc'ed
+ * buffer, checked as UTF-8 (off the JavaScript thread when async), then made a string
+ * (nothing else: no ArrayBuffer is made for bytes that become garbage at once). */
+static bool aos_fa__decode_text_read(napi_env env, napi_value *argv, aos_fa__op *op) {
+  return aos_fa__arg_u64(env, argv[2], &op->a);
+}
+
+static uint8_t *aos_fa__heap_dest(void *ctx, size_t size) {
+  aos_fa__dest *d = ctx;
+  d->heap = malloc(size > 0 ? size : 1);
+  return d->heap;
+}
+
+static void aos_fa__run_read_text(aos_fa__op *op) {
+  uint8_t *data = NULL;
+  op->rc = aos_fa_read_into(&op->h->root, AOS_FA__SEGS(op), op->a, aos_fa__heap_dest, &op->dest, &data,
+                            &op->len, NULL, &op->st);
+  if (op->rc == 0 && !aos_fa_utf8_valid(op->dest.heap, op->len)) {
+    op->rc = aos_fa_fail(&op->st, AOS_FA_INVALID_CONTENT, 0, -1);
+  }
+}
+
+static napi_value aos_fa__result_read_text(napi_env env, aos_fa__op *op) {
+  napi_value out;
+  /* Valid UTF-8, so nothing is replaced; a text longer than the engine's longest
+   * string cannot be made (ENOMEM). */
+  if (napi_create_string_utf8(env, (const char *)op->dest.heap, op->len, &out) != napi_ok) {
+    napi_value ignored;
+    bool pending = false;
+    napi_is_exception_pending(env, &pending);
+    if (pending) napi_get_and_clear_last_exception(env, &ignored);
+    return aos_fa__throw(env, aos_napi_raw_error(env, "HOST_IO", ENOMEM, -1));
+  }
+  return out;
+}
+
 /* stat(h, segs, async) -> [kind, size, mtimeMs, mode, version] */
 static void aos_fa__run_stat(aos_fa__op *op) {
   op->rc = aos_fa_stat(&op->h->root, AOS_FA__SEGS(op), &op->info, &op->st);
@@ -885,6 +921,7 @@ static const aos_fa__row aos_fa__rows[] = {
     /* name      argc writer absent->undefined decode run result */
     {"read", 5, false, true, aos_fa__decode_read, aos_fa__run_read, aos_fa__result_read},
     {"readRange", 5, false, true, aos_fa__decode_range, aos_fa__run_range, aos_fa__result_range},
+    {"readText", 4, false, true, aos_fa__decode_text_read, aos_fa__run_read_text, aos_fa__result_read_text},
     {"list", 4, false, true, aos_fa__decode_flag, aos_fa__run_list, aos_fa__result_list},
     {"stat", 3, false, true, NULL, aos_fa__run_stat, aos_fa__result_stat},
     {"walk", 5, false, true, aos_fa__decode_walk, aos_fa__run_walk, aos_fa__result_walk},
