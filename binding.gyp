@@ -27,6 +27,7 @@
             "src/file_authority/posix_read.c",
             "src/file_authority/posix_fdcache.c",
             "src/file_authority/posix_write.c",
+            "src/file_authority/posix_append.c",
             "src/file_authority/posix_list.c",
             "src/file_authority/posix_parent.c",
             "src/file_authority/posix_stat.c",
@@ -71,6 +72,7 @@
             "src/file_authority/win32_mkdir.c",
             "src/file_authority/win32_rename.c",
             "src/file_authority/win32_tree.c",
+            "src/file_authority/win32_append.c",
             "src/node_lock/win32.c",
             "src/process/win32.c",
             "src/process/scope_win32.c"

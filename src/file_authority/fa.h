@@ -276,6 +276,35 @@ int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
                  const uint8_t *data, size_t len, const aos_fa_write_opts *opts,
                  aos_fa_status *st);
 
+/* ---- posix_append.c / win32_append.c */
+
+/* The most bytes one append writes: the most Linux moves in one write(2) call
+ * (0x7ffff000), the same bound on every platform. An append is one write, so a longer
+ * one is refused. */
+#define AOS_FA_APPEND_MAX ((size_t)0x7ffff000)
+
+typedef struct {
+  bool create_parents; /* create missing parent directories, none through a link */
+  bool utf8;           /* the bytes must be valid UTF-8 (appendText), else INVALID_CONTENT */
+  uint32_t mode;       /* a new file's permission bits (0 ... 0777), less the umask */
+  bool durable;        /* flush the file (and the parent when the file was created) */
+} aos_fa_append_opts;
+
+/* create_parents false, utf8 true, mode 0666, durable true (read.c). */
+void aos_fa_append_opts_init(aos_fa_append_opts *opts);
+
+/* Appends data[0..len) at the end of the regular file segs[0..count) (count 0, the
+ * root: UNSAFE_ENTRY EISDIR) in one write on a descriptor opened for appending, so
+ * concurrent appends never interleave; a missing file is created exclusively with
+ * opts->mode less the umask. The entry is looked at first and never opened unless a
+ * regular file (a link: UNSAFE_ENTRY ELOOP; a directory: EISDIR; a FIFO, socket or
+ * device: UNSAFE_ENTRY); set-id bits are cleared. len above AOS_FA_APPEND_MAX: HOST_IO
+ * EFBIG, nothing opened. A write the filesystem ends early fails HOST_IO and leaves a
+ * prefix of the bytes at the end. */
+int aos_fa_append(const aos_fa_root *root, const char *const *segs, size_t count,
+                  const uint8_t *data, size_t len, const aos_fa_append_opts *opts,
+                  aos_fa_status *st);
+
 /* ---- the 0.2 operations: one concern per file (posix_stat.c, posix_remove.c,
  * posix_mkdir.c, posix_rename.c, posix_tree.c). Each resolves its parent from the
  * retained root like aos_fa_walk and acts relative to that parent descriptor. */

@@ -467,6 +467,7 @@ struct aos_fa__op {
   bool flag;                /* read: versioned; list: withStats; remove: directory; mkdir: parents;
                                rename: replace */
   aos_fa_write_opts wo;
+  aos_fa_append_opts ao;
   uint32_t mode;
   char if_version[AOS_FA_VERSION_CHARS + 1];
   const uint8_t *bytes;
@@ -832,32 +833,37 @@ static bool aos_fa__text_arg(napi_env env, napi_value v, aos_fa__op *op) {
   return true;
 }
 
-static bool aos_fa__decode_write(napi_env env, napi_value *argv, aos_fa__op *op) {
-  uint32_t flags = 0, mode = 0;
-  if (napi_get_value_uint32(env, argv[3], &flags) != napi_ok ||
-      napi_get_value_uint32(env, argv[4], &mode) != napi_ok || mode > 0777) {
+/* The flags, the mode and the content (argv[2]: a string when utf8, else a Uint8Array)
+ * of a write or an append. */
+static bool aos_fa__decode_content(napi_env env, napi_value *argv, aos_fa__op *op, uint32_t *flags,
+                                   uint32_t *mode) {
+  if (napi_get_value_uint32(env, argv[3], flags) != napi_ok ||
+      napi_get_value_uint32(env, argv[4], mode) != napi_ok || *mode > 0777) {
     aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
     return false;
   }
   napi_valuetype vt;
   AOS_CALL(env, napi_typeof(env, argv[2], &vt), false);
-  if (vt == napi_string && (flags & AOS_FA__W_UTF8) != 0) {
-    if (!aos_fa__text_arg(env, argv[2], op)) return false;
-  } else {
-    bool is_typed = false;
-    AOS_CALL(env, napi_is_typedarray(env, argv[2], &is_typed), false);
-    napi_typedarray_type tt = napi_int8_array;
-    size_t n = 0, offset = 0;
-    void *bytes = NULL;
-    napi_value ab;
-    if (is_typed) AOS_CALL(env, napi_get_typedarray_info(env, argv[2], &tt, &n, &bytes, &ab, &offset), false);
-    if (!is_typed || tt != napi_uint8_array) {
-      aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
-      return false;
-    }
-    op->bytes = bytes;
-    op->nbytes = n;
+  if (vt == napi_string && (*flags & AOS_FA__W_UTF8) != 0) return aos_fa__text_arg(env, argv[2], op);
+  bool is_typed = false;
+  AOS_CALL(env, napi_is_typedarray(env, argv[2], &is_typed), false);
+  napi_typedarray_type tt = napi_int8_array;
+  size_t n = 0, offset = 0;
+  void *bytes = NULL;
+  napi_value ab;
+  if (is_typed) AOS_CALL(env, napi_get_typedarray_info(env, argv[2], &tt, &n, &bytes, &ab, &offset), false);
+  if (!is_typed || tt != napi_uint8_array) {
+    aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
+    return false;
   }
+  op->bytes = bytes;
+  op->nbytes = n;
+  return true;
+}
+
+static bool aos_fa__decode_write(napi_env env, napi_value *argv, aos_fa__op *op) {
+  uint32_t flags = 0, mode = 0;
+  if (!aos_fa__decode_content(env, argv, op, &flags, &mode)) return false;
   aos_fa_write_opts_init(&op->wo);
   op->wo.create_parents = (flags & AOS_FA__W_PARENTS) != 0;
   op->wo.utf8 = (flags & AOS_FA__W_UTF8) != 0;
@@ -880,6 +886,26 @@ static bool aos_fa__decode_write(napi_env env, napi_value *argv, aos_fa__op *op)
 
 static void aos_fa__run_write(aos_fa__op *op) {
   op->rc = aos_fa_write(&op->h->root, AOS_FA__SEGS(op), op->bytes, op->nbytes, &op->wo, &op->st);
+}
+
+/* append(h, segs, bytes, flags (1 createParents, 2 utf8, 8 not durable), mode, async) */
+static bool aos_fa__decode_append(napi_env env, napi_value *argv, aos_fa__op *op) {
+  uint32_t flags = 0, mode = 0;
+  if (!aos_fa__decode_content(env, argv, op, &flags, &mode)) return false;
+  if ((flags & AOS_FA__W_ABSENT) != 0) {
+    aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
+    return false;
+  }
+  aos_fa_append_opts_init(&op->ao);
+  op->ao.create_parents = (flags & AOS_FA__W_PARENTS) != 0;
+  op->ao.utf8 = (flags & AOS_FA__W_UTF8) != 0;
+  op->ao.durable = (flags & AOS_FA__W_VOLATILE) == 0;
+  op->ao.mode = mode;
+  return true;
+}
+
+static void aos_fa__run_append(aos_fa__op *op) {
+  op->rc = aos_fa_append(&op->h->root, AOS_FA__SEGS(op), op->bytes, op->nbytes, &op->ao, &op->st);
 }
 
 /* remove(h, segs, directory, async) -> boolean */
@@ -926,6 +952,7 @@ static const aos_fa__row aos_fa__rows[] = {
     {"stat", 3, false, true, NULL, aos_fa__run_stat, aos_fa__result_stat},
     {"walk", 5, false, true, aos_fa__decode_walk, aos_fa__run_walk, aos_fa__result_walk},
     {"write", 7, true, false, aos_fa__decode_write, aos_fa__run_write, aos_fa__result_undefined},
+    {"append", 6, true, false, aos_fa__decode_append, aos_fa__run_append, aos_fa__result_undefined},
     {"remove", 4, true, false, aos_fa__decode_flag, aos_fa__run_remove, aos_fa__result_done},
     {"mkdir", 5, true, false, aos_fa__decode_mkdir, aos_fa__run_mkdir, aos_fa__result_done},
     {"rename", 5, true, false, aos_fa__decode_rename, aos_fa__run_rename, aos_fa__result_undefined},
