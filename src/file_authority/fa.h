@@ -81,6 +81,14 @@ int aos_fa_fail(aos_fa_status *st, aos_fa_kind kind, int err, int segment);
  * code point above U+10FFFF). */
 bool aos_fa_utf8_valid(const uint8_t *s, size_t len);
 
+/* The length of the longest prefix of s[0..len) that is ASCII. */
+size_t aos_fa_utf8_ascii_prefix(const uint8_t *s, size_t len);
+
+/* Decodes s[0..len) as UTF-8 into UTF-16 code units at out (room for len units: UTF-16
+ * never needs more units than UTF-8 has bytes), checking it as aos_fa_utf8_valid does,
+ * in one pass. Returns the count of units, or SIZE_MAX when the bytes are not UTF-8. */
+size_t aos_fa_utf8_to_utf16(const uint8_t *s, size_t len, uint16_t *out);
+
 /* Checks `count` NUL-terminated segments: at most AOS_FA_MAX_SEGMENTS of them, each
  * non-empty, not "." or "..", without '/', '\\' or NUL, at most
  * AOS_FA_MAX_SEGMENT_BYTES bytes of valid UTF-8. Returns 0, or -EINVAL with

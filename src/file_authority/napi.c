@@ -491,6 +491,8 @@ struct aos_fa__op {
   napi_ref handle_ref; /* keeps the authority's handle object alive while queued */
   napi_ref bytes_ref;  /* keeps the bytes to write alive while queued */
   char *text;          /* write: the text converted here (owned), or NULL */
+  uint16_t *units;     /* readText: the text as UTF-16 (owned), or NULL (all ASCII) */
+  size_t nunits;
 };
 
 #define AOS_FA__SEGS(op) ((const char *const *)(op)->segs.v), (op)->segs.n
@@ -501,6 +503,7 @@ static void aos_fa__op_clear(aos_fa__op *op) {
   free(op->text);
   free(op->segs.heap);
   free(op->segs2.heap);
+  free(op->units);
   free(op->dest.heap);
   aos_fa_listing_free(&op->listing);
   aos_fa_tree_free(&op->tree);
@@ -716,8 +719,12 @@ static napi_value aos_fa__result_list(napi_env env, aos_fa__op *op) {
 }
 
 /* readText(h, segs, maxBytes, async) -> string: the file read whole into a malloc'ed
- * buffer, checked as UTF-8 (off the JavaScript thread when async), then made a string
- * (nothing else: no ArrayBuffer is made for bytes that become garbage at once). */
+ * buffer and, in the same run (off the JavaScript thread when async), checked as UTF-8
+ * and made ready for one copy into a string: text that is all ASCII becomes a one-byte
+ * string as it is (napi_create_string_latin1); other text is decoded to UTF-16 in one
+ * checking pass (aos_fa_utf8_to_utf16) and copied into a string with
+ * napi_create_string_utf16 (V8's own UTF-8 decoding scans twice and took longer than
+ * the read). Nothing else is made: no ArrayBuffer for bytes that are garbage at once. */
 static bool aos_fa__decode_text_read(napi_env env, napi_value *argv, aos_fa__op *op) {
   return aos_fa__arg_u64(env, argv[2], &op->a);
 }
@@ -732,16 +739,31 @@ static void aos_fa__run_read_text(aos_fa__op *op) {
   uint8_t *data = NULL;
   op->rc = aos_fa_read_into(&op->h->root, AOS_FA__SEGS(op), op->a, aos_fa__heap_dest, &op->dest, &data,
                             &op->len, NULL, &op->st);
-  if (op->rc == 0 && !aos_fa_utf8_valid(op->dest.heap, op->len)) {
-    op->rc = aos_fa_fail(&op->st, AOS_FA_INVALID_CONTENT, 0, -1);
+  if (op->rc != 0) return;
+  const uint8_t *bytes = op->dest.heap;
+  size_t ascii = aos_fa_utf8_ascii_prefix(bytes, op->len);
+  if (ascii == op->len) return; /* one-byte text as it is */
+  op->units = malloc(op->len * sizeof(uint16_t));
+  if (op->units == NULL) {
+    op->rc = aos_fa_fail(&op->st, AOS_FA_HOST_IO, ENOMEM, -1);
+    return;
   }
+  for (size_t i = 0; i < ascii; i++) op->units[i] = bytes[i];
+  size_t n = aos_fa_utf8_to_utf16(bytes + ascii, op->len - ascii, op->units + ascii);
+  if (n == SIZE_MAX) {
+    op->rc = aos_fa_fail(&op->st, AOS_FA_INVALID_CONTENT, 0, -1);
+    return;
+  }
+  op->nunits = ascii + n;
 }
 
 static napi_value aos_fa__result_read_text(napi_env env, aos_fa__op *op) {
   napi_value out;
-  /* Valid UTF-8, so nothing is replaced; a text longer than the engine's longest
-   * string cannot be made (ENOMEM). */
-  if (napi_create_string_utf8(env, (const char *)op->dest.heap, op->len, &out) != napi_ok) {
+  napi_status s = op->units != NULL
+                      ? napi_create_string_utf16(env, op->units, op->nunits, &out)
+                      : napi_create_string_latin1(env, (const char *)op->dest.heap, op->len, &out);
+  if (s != napi_ok) {
+    /* A text longer than the engine's longest string. */
     napi_value ignored;
     bool pending = false;
     napi_is_exception_pending(env, &pending);
