@@ -1,22 +1,62 @@
 /* file-authority: appending to one regular file through its retained parent (Windows).
  *
- * The file is opened relative to the parent handle with NtCreateFile for
- * FILE_APPEND_DATA only (no FILE_WRITE_DATA), FILE_OPEN_IF, FILE_NON_DIRECTORY_FILE and
- * FILE_OPEN_REPARSE_POINT: a link or any other reparse point is opened as itself and
- * closed unwritten, a directory is refused by the open itself, and a new file is
- * created with the parent's inheritable ACL (Windows has no permission bits: `mode`
- * has no effect, as for writes). A handle with append access only writes every
- * WriteFile at the end of the file, and NTFS extends the file for one write at a time,
- * so the bytes of one call, written in one WriteFile, never interleave with another
- * append's. The open shares reading, writing and deleting; a reader of this package
- * denies write sharing while it reads, so an append meanwhile (or a read during an
- * append) fails with a sharing violation (HOST_IO EBUSY). durable: FlushFileBuffers;
- * the parent directory is not flushed separately (NTFS journals the creation). */
+ * The file is opened relative to the parent handle with NtCreateFile (FILE_WRITE_DATA |
+ * FILE_APPEND_DATA, FILE_OPEN_IF, FILE_NON_DIRECTORY_FILE, FILE_OPEN_REPARSE_POINT): a
+ * link or any other reparse point is opened as itself and closed unwritten, a directory
+ * is refused by the open itself, and a new file is created with the parent's
+ * inheritable ACL (Windows has no permission bits: `mode` has no effect, as for
+ * writes). The bytes of one call are one WriteFile at the end of the file (the offset
+ * FILE_WRITE_TO_END_OF_FILE), made while holding an exclusive byte-range lock
+ * (LockFileEx) on one byte at offset 2^63 - 2, far past any file's end: Windows does
+ * not promise that two writers' appends never interleave on every filesystem (wine
+ * splits them: measured, 1 004 whole records of 1 200), so this package's appenders,
+ * from any process or thread (each call has its own handle; byte-range locks are held
+ * by a handle), take turns. The lock covers no byte of the file, so nothing else is
+ * held up by it; another program that holds it (it must have the file open) is waited
+ * for up to AOS_FA__APPEND_LOCK_MS, then the append fails HOST_IO EBUSY. A program
+ * that does not take the lock is not kept out of the file. The open shares reading,
+ * writing and deleting; a reader of this package denies write sharing while it reads,
+ * so an append meanwhile (or a read during an append) fails with a sharing violation
+ * (HOST_IO EBUSY). durable: FlushFileBuffers; the parent directory is not flushed
+ * separately (NTFS journals the creation). */
 #include "file_authority/fa.h"
 #include "file_authority/win32.h"
 
 #include <errno.h>
 #include <string.h>
+
+/* How long an append waits for the byte-range lock another appender holds (one write
+ * of at most AOS_FA_APPEND_MAX bytes) before it fails HOST_IO EBUSY. */
+#define AOS_FA__APPEND_LOCK_MS 10000
+
+/* The locked byte: 2^63 - 2, past the end of any file. */
+#define AOS_FA__APPEND_LOCK_LOW 0xFFFFFFFEu
+#define AOS_FA__APPEND_LOCK_HIGH 0x7FFFFFFFu
+
+/* Takes the appenders' byte-range lock on h, waiting up to AOS_FA__APPEND_LOCK_MS. 0
+ * or an errno (EBUSY: still held at the bound). */
+static int aos_fa__append_lock(HANDLE h) {
+  ULONGLONG start = GetTickCount64();
+  for (DWORD spins = 0;; spins++) {
+    OVERLAPPED ov;
+    memset(&ov, 0, sizeof ov);
+    ov.Offset = AOS_FA__APPEND_LOCK_LOW;
+    ov.OffsetHigh = AOS_FA__APPEND_LOCK_HIGH;
+    if (LockFileEx(h, LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ov)) return 0;
+    DWORD e = GetLastError();
+    if (e != ERROR_LOCK_VIOLATION && e != ERROR_IO_PENDING) return aos_fa__win32_errno(e);
+    if (GetTickCount64() - start > AOS_FA__APPEND_LOCK_MS) return EBUSY;
+    Sleep(spins < 16 ? 0 : 1);
+  }
+}
+
+static void aos_fa__append_unlock(HANDLE h) {
+  OVERLAPPED ov;
+  memset(&ov, 0, sizeof ov);
+  ov.Offset = AOS_FA__APPEND_LOCK_LOW;
+  ov.OffsetHigh = AOS_FA__APPEND_LOCK_HIGH;
+  UnlockFileEx(h, 0, 1, 0, &ov);
+}
 
 /* NtCreateFile of `name` in `dir` for appending, creating it when missing. 0 or an
  * errno. */
@@ -33,7 +73,7 @@ static int aos_fa__append_open(HANDLE dir, const char *name, HANDLE *out) {
   IO_STATUS_BLOCK iosb;
   memset(&iosb, 0, sizeof iosb);
   HANDLE h = NULL;
-  NTSTATUS s = NtCreateFile(&h, FILE_APPEND_DATA | FILE_READ_ATTRIBUTES | SYNCHRONIZE, &oa, &iosb, NULL,
+  NTSTATUS s = NtCreateFile(&h, FILE_WRITE_DATA | FILE_APPEND_DATA | FILE_READ_ATTRIBUTES | SYNCHRONIZE, &oa, &iosb, NULL,
                             FILE_ATTRIBUTE_NORMAL, AOS_FA__SHARE_ALL, FILE_OPEN_IF,
                             FILE_NON_DIRECTORY_FILE | AOS_FA__NO_FOLLOW, NULL, 0);
   if (!NT_SUCCESS(s)) return aos_fa__nt_errno(s);
@@ -75,9 +115,21 @@ int aos_fa_append(const aos_fa_root *root, const char *const *segs, size_t count
     goto out_h;
   }
   if (len > 0) {
+    e = aos_fa__append_lock(h);
+    if (e != 0) {
+      r = aos_fa_fail(st, AOS_FA_HOST_IO, e, last);
+      goto out_h;
+    }
     DWORD n = 0;
-    if (!WriteFile(h, data, (DWORD)len, &n, NULL)) {
-      r = aos_fa_fail(st, AOS_FA_HOST_IO, aos_fa__win32_errno(GetLastError()), last);
+    OVERLAPPED at_end;
+    memset(&at_end, 0, sizeof at_end);
+    at_end.Offset = 0xFFFFFFFFu; /* FILE_WRITE_TO_END_OF_FILE */
+    at_end.OffsetHigh = 0xFFFFFFFFu;
+    BOOL wrote = WriteFile(h, data, (DWORD)len, &n, &at_end);
+    DWORD we = wrote ? 0 : GetLastError();
+    aos_fa__append_unlock(h);
+    if (!wrote) {
+      r = aos_fa_fail(st, AOS_FA_HOST_IO, aos_fa__win32_errno(we), last);
       goto out_h;
     }
     if ((size_t)n != len) {
