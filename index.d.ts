@@ -89,9 +89,17 @@ export interface OpenOptions {
 export interface DirectoryEntry {
   readonly name: string
   readonly kind: 'file' | 'directory' | 'symlink' | 'other'
+  /** Only with `withStats: true`: the entry's stat, observed without following it. */
+  readonly stat?: FileStat
 }
 
-export type DirectoryListing = DirectoryEntry[] & { readonly omitted: number }
+/** A listing's entries (with `withStats: true`, each has its `stat`). */
+export type DirectoryListing<Entry extends DirectoryEntry = DirectoryEntry> = Entry[] & { readonly omitted: number }
+
+export interface ListOptions {
+  /** Each entry's `stat`, as `stat` returns it. Default false. */
+  withStats?: boolean
+}
 
 export interface FileStat {
   readonly kind: 'file' | 'directory' | 'symlink' | 'other'
@@ -130,6 +138,16 @@ export interface WriteOptions {
   ifVersion?: string
   /** Create only; never replace (else ENTRY_EXISTS). */
   ifAbsent?: boolean
+  /** false: skip the flushes to disk (file and parent directory); atomicity stays. Default true. */
+  durable?: boolean
+}
+
+export interface AppendOptions {
+  createParents?: boolean
+  /** A new file's permission bits: an integer 0 ... 0o777, less the umask. Default 0o666. */
+  mode?: number
+  /** false: skip the flushes to disk (file, and the parent when created); contiguity stays. Default true. */
+  durable?: boolean
 }
 
 export interface ReadAuthority extends FileAuthority {
@@ -139,8 +157,13 @@ export interface ReadAuthority extends FileAuthority {
   readVersionedSync(segments: readonly string[], options: { maxBytes: number }): VersionedBytes | undefined
   readRange(segments: readonly string[], options: { offset: number; length: number }): Promise<RangeRead | undefined>
   readRangeSync(segments: readonly string[], options: { offset: number; length: number }): RangeRead | undefined
-  list(segments: readonly string[]): Promise<DirectoryListing | undefined>
-  listSync(segments: readonly string[]): DirectoryListing | undefined
+  /** readBytes decoded as UTF-8 (not UTF-8: INVALID_CONTENT; a byte-order mark is kept). */
+  readText(segments: readonly string[], options: { maxBytes: number }): Promise<string | undefined>
+  readTextSync(segments: readonly string[], options: { maxBytes: number }): string | undefined
+  list(segments: readonly string[], options: ListOptions & { withStats: true }): Promise<DirectoryListing<DirectoryEntry & { readonly stat: FileStat }> | undefined>
+  list(segments: readonly string[], options?: ListOptions): Promise<DirectoryListing | undefined>
+  listSync(segments: readonly string[], options: ListOptions & { withStats: true }): DirectoryListing<DirectoryEntry & { readonly stat: FileStat }> | undefined
+  listSync(segments: readonly string[], options?: ListOptions): DirectoryListing | undefined
   walk(segments: readonly string[], options: { maxEntries: number; maxDepth?: number }): Promise<WalkListing | undefined>
   walkSync(segments: readonly string[], options: { maxEntries: number; maxDepth?: number }): WalkListing | undefined
   stat(segments: readonly string[]): Promise<FileStat | undefined>
@@ -152,6 +175,11 @@ export interface WriteAuthority extends FileAuthority {
   writeTextSync(segments: readonly string[], text: string | Uint8Array, options?: WriteOptions): void
   writeBytes(segments: readonly string[], bytes: Uint8Array, options?: WriteOptions): Promise<void>
   writeBytesSync(segments: readonly string[], bytes: Uint8Array, options?: WriteOptions): void
+  /** Adds the text (UTF-8) at the end of the file, in one piece no other append can split. */
+  appendText(segments: readonly string[], text: string | Uint8Array, options?: AppendOptions): Promise<void>
+  appendTextSync(segments: readonly string[], text: string | Uint8Array, options?: AppendOptions): void
+  appendBytes(segments: readonly string[], bytes: Uint8Array, options?: AppendOptions): Promise<void>
+  appendBytesSync(segments: readonly string[], bytes: Uint8Array, options?: AppendOptions): void
   remove(segments: readonly string[], options?: { directory?: boolean }): Promise<boolean>
   removeSync(segments: readonly string[], options?: { directory?: boolean }): boolean
   makeDirectory(segments: readonly string[], options?: { parents?: boolean; mode?: number }): Promise<boolean>

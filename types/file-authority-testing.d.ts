@@ -15,6 +15,8 @@ export {
   WalkEntry,
   WalkListing,
   WriteOptions,
+  AppendOptions,
+  ListOptions,
   ReadAuthority,
   WriteAuthority
 } from '../index'

@@ -11,6 +11,8 @@ export {
   WalkEntry,
   WalkListing,
   WriteOptions,
+  AppendOptions,
+  ListOptions,
   ReadAuthority,
   WriteAuthority,
   openReadAuthority,

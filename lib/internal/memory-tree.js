@@ -10,6 +10,7 @@
 //   { kind: 'symlink', target: string }   never followed
 //   { kind: 'other' }                     stands for a FIFO, socket or device
 
+const { isUtf8 } = require('node:buffer')
 const {
   MAX_SEGMENTS,
   fail,
@@ -234,12 +235,24 @@ function readFile (root, segments, maxBytes, operation) {
   return new Uint8Array(node.bytes)
 }
 
-function listDirectory (root, segments, operation) {
+/** readFile decoded as UTF-8: bytes that are not UTF-8 are INVALID_CONTENT; a byte-order
+ * mark is kept (Buffer's decoder keeps it, as the native authorities' does). */
+function readText (root, segments, maxBytes, operation) {
+  const bytes = readFile(root, segments, maxBytes, operation)
+  if (bytes === undefined) return undefined
+  if (!isUtf8(bytes)) throw fail('INVALID_CONTENT', operation)
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')
+}
+
+function listDirectory (root, segments, withStats, operation) {
   const { dir } = walkDirectories(root, segments, segments.length, operation, false)
   if (dir === undefined) return undefined
   // Default sort compares UTF-16 code units: the contract's code-unit order.
   const names = [...dir.entries.keys()].sort()
-  const listing = names.map((name) => ({ name, kind: dir.entries.get(name).kind }))
+  const listing = names.map((name) => {
+    const node = dir.entries.get(name)
+    return withStats ? { name, kind: node.kind, stat: statInfo(node) } : { name, kind: node.kind }
+  })
   // Names here are JavaScript strings already checked well-formed, so none is ever left
   // out. `omitted` is an own, read-only, non-enumerable property: it does not show in
   // JSON, Object.keys or assert.deepStrictEqual against a plain array.
@@ -254,6 +267,30 @@ function locate (root, segments, operation, create) {
   const walked = walkDirectories(root, segments, last, operation, create)
   if (walked.dir === undefined) return walked
   return { dir: walked.dir, name: segments[last], node: walked.dir.entries.get(segments[last]), last }
+}
+
+/** Adds `bytes` at the end of the file `segments` (`text`: the string they were given
+ * as), or creates it with `o.mode` less the umask; `o`: AppendOptions, checked already.
+ * Nothing is written to anything but a regular file. */
+function appendFile (root, segments, bytes, text, o, operation) {
+  const last = segments.length - 1
+  if (last < 0) throw fail('UNSAFE_ENTRY', operation, undefined, 'EISDIR')
+  const found = locate(root, segments, operation, o.createParents)
+  if (found.dir === undefined) throw fail('HOST_IO', operation, found.missing, 'ENOENT')
+  const existing = found.node
+  if (existing === undefined) {
+    found.dir.entries.set(found.name, meta({ kind: 'file', bytes, text }, o.mode))
+    touch(found.dir)
+    return
+  }
+  if (existing.kind !== 'file') throw fail('UNSAFE_ENTRY', operation, last, notFileCode(existing))
+  if (bytes.length === 0) return // nothing written: the file is unchanged
+  const joined = new Uint8Array(existing.bytes.length + bytes.length)
+  joined.set(existing.bytes, 0)
+  joined.set(bytes, existing.bytes.length)
+  existing.text = existing.text !== undefined && text !== undefined ? existing.text + text : undefined
+  existing.bytes = joined
+  touch(existing)
 }
 
 /** Replaces or creates the file `segments` with `bytes` (`text`: the string it was
@@ -414,8 +451,10 @@ module.exports = {
   parseTree,
   snapshotTree,
   readFile,
+  readText,
   listDirectory,
   writeFile,
+  appendFile,
   stat,
   readVersioned,
   readRange,
