@@ -58,13 +58,6 @@
 
 #define AOS_FA__APPEND_FLAGS (O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
 
-/* The refusal for an entry that is not a regular file (a link: ELOOP, a directory:
- * EISDIR, anything else: no host code). */
-static int aos_fa__not_regular(mode_t mode, int last, aos_fa_status *st) {
-  int e = S_ISLNK(mode) ? ELOOP : S_ISDIR(mode) ? EISDIR : 0;
-  return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, e, last);
-}
-
 /* Opens the regular file `name` in `dir` for appending, or creates it: *fd and
  * *created on success; never opens a link, and opens nothing else that could block or
  * act on open. */
@@ -76,7 +69,7 @@ static int aos_fa__append_open(int dir, const char *name, mode_t mode, int last,
     struct stat sb;
     int f;
     if (fstatat(dir, name, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
-      if (!S_ISREG(sb.st_mode)) return aos_fa__not_regular(sb.st_mode, last, st);
+      if (!S_ISREG(sb.st_mode)) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, aos_fa_posix_kind_errno(sb.st_mode), last);
       do {
         f = openat(dir, name, AOS_FA__APPEND_FLAGS);
       } while (f < 0 && errno == EINTR);
@@ -177,7 +170,7 @@ int aos_fa_append(const aos_fa_root *root, const char *const *segs, size_t count
     goto out_fd;
   }
   if (!S_ISREG(sb.st_mode)) {
-    r = aos_fa__not_regular(sb.st_mode, last, st);
+    r = aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, aos_fa_posix_kind_errno(sb.st_mode), last);
     goto out_fd;
   }
   if ((sb.st_mode & (S_ISUID | S_ISGID)) != 0 && fchmod(fd, sb.st_mode & 01777) != 0 && errno != EPERM) {
