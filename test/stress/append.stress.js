@@ -24,7 +24,7 @@ const FA = path.join(__dirname, '..', '..', 'src', 'file_authority')
 const SRC = path.join(__dirname, '..', '..', 'src')
 const DRIVER = path.join(__dirname, '..', 'file-authority', 'native', 'append_test.c')
 const CORE = ['posix_append.c', 'posix_list.c', 'posix_stat.c', 'posix_parent.c', 'posix_walk.c', 'posix_read.c',
-  'posix_fdcache.c', 'segments.c', 'read.c', 'version.c'].map((f) => path.join(FA, f))
+  'posix_fdcache.c', 'posix_beneath.c', 'posix_settle.c', 'segments.c', 'read.c', 'version.c'].map((f) => path.join(FA, f))
 
 describe('stress: appends', function () {
   this.timeout(0)
