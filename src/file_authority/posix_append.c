@@ -115,6 +115,37 @@ static int aos_fa__short_write_errno(int fd) {
   return EIO;
 }
 
+/* Confinement: `dir` is beneath the root now (HOST_IO at the final segment's index). */
+static int aos_fa__beneath(const aos_fa_root *root, int dir, int last, aos_fa_status *st) {
+  int r = aos_fa_beneath_dir(root, dir, st);
+  if (r != 0 && st->kind == AOS_FA_HOST_IO) st->segment = last;
+  return r;
+}
+
+/* Undoes an append found to have happened where the file's directory may have been
+ * outside the root: a file this call created is removed if the name still names it; an
+ * existing file is cut back to its size before the write, only if nothing was appended
+ * after it (others' bytes are never cut). `before`: the file at its open; `len` the
+ * bytes this call wrote (0: none yet). */
+static void aos_fa__undo(int dir, const char *name, int fd, const struct stat *before, bool created, size_t len) {
+  struct stat now;
+  if (created) {
+    if (fstatat(dir, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == before->st_dev &&
+        now.st_ino == before->st_ino) {
+      unlinkat(dir, name, 0);
+    }
+    return;
+  }
+  off_t end = lseek(fd, 0, SEEK_CUR); /* O_APPEND: where this call's bytes ended */
+  off_t start = end - (off_t)len;
+  if (len > 0 && start >= 0 && fstat(fd, &now) == 0 && now.st_size == end) {
+    int r;
+    do {
+      r = ftruncate(fd, start);
+    } while (r != 0 && errno == EINTR);
+  }
+}
+
 /* Flushes the file's data to stable storage (macOS: F_FULLFSYNC, falling back to
  * fsync where the filesystem refuses it). 0 or -errno. */
 static int aos_fa__flush_data(int fd) {
@@ -160,8 +191,15 @@ int aos_fa_append(const aos_fa_root *root, const char *const *segs, size_t count
     if (r != 0) return r;
   }
 
+  /* Confinement (posix_beneath.c): the parent is watched for moves from here on, and
+   * checked to be beneath the root immediately before each change (the creation, the
+   * write) and after the last; an append that may have landed outside is undone. */
+  aos_fa_guard guard;
+  aos_fa_guard_begin(&guard, root, dir, -1);
   int fd;
   bool created;
+  r = aos_fa__beneath(root, dir, last, st);
+  if (r != 0) goto out;
   r = aos_fa__append_open(dir, segs[last], (mode_t)opts->mode, last, &fd, &created, st);
   if (r != 0) goto out;
   struct stat sb;
@@ -179,6 +217,11 @@ int aos_fa_append(const aos_fa_root *root, const char *const *segs, size_t count
     r = aos_fa_fail(st, AOS_FA_HOST_IO, errno, last);
     goto out_fd;
   }
+  r = aos_fa__beneath(root, dir, last, st);
+  if (r != 0) {
+    if (created) aos_fa__undo(dir, segs[last], fd, &sb, created, 0);
+    goto out_fd;
+  }
   if (len > 0) {
     ssize_t n;
     do {
@@ -193,6 +236,14 @@ int aos_fa_append(const aos_fa_root *root, const char *const *segs, size_t count
       goto out_fd;
     }
   }
+  r = aos_fa__beneath(root, dir, last, st);
+  if (r == 0 && aos_fa_guard_moved(&guard)) r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+  if (r != 0) {
+    /* Moved out (or out and back) meanwhile: the bytes may have landed outside. */
+    aos_fa__undo(dir, segs[last], fd, &sb, created, len);
+    if (st->kind != AOS_FA_HOST_IO) r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+    goto out_fd;
+  }
   if (opts->durable) {
     r = aos_fa__flush_data(fd);
     if (r == 0 && created) r = aos_fa_posix_flush_dir(dir);
@@ -206,6 +257,7 @@ int aos_fa_append(const aos_fa_root *root, const char *const *segs, size_t count
 out_fd:
   close(fd);
 out:
+  aos_fa_guard_end(&guard);
   if (dir != root->fd) close(dir);
   return r;
 }
