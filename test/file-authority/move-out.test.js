@@ -125,7 +125,7 @@ const CASES = {
     judge (o, s, moved, seen) {
       // Succeeded: before the move (the mover saw it done). Failed: no effect (or undone).
       if (o.error) return read(path.join(moved, 'f')) === 'OLD' ? 'ok' : 'escape'
-      return seen === 'OLDNEW' ? 'ok' : 'escape'
+      return seen === 'OLDNEW' ? 'before' : 'escape' // (resolves undefined: told apart here)
     }
   },
   appendTextNew: {
@@ -136,7 +136,7 @@ const CASES = {
     after: (s, moved) => exists(path.join(moved, 'n')),
     judge (o, s, moved, seen) {
       if (o.error) return exists(path.join(moved, 'n')) ? 'escape' : 'ok'
-      return seen ? 'ok' : 'escape'
+      return seen ? 'before' : 'escape'
     }
   },
   remove: {
