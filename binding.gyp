@@ -12,6 +12,7 @@
         "src/common/errname.c",
         "src/file_authority/segments.c",
         "src/file_authority/read.c",
+        "src/file_authority/tree.c",
         "src/file_authority/version.c",
         "src/file_authority/napi.c",
         "src/node_lock/napi.c",

@@ -126,9 +126,22 @@ export interface RangeRead {
 export interface WalkEntry {
   readonly path: readonly string[]
   readonly kind: 'file' | 'directory' | 'symlink' | 'other'
+  /** Only with `withStats: true`: the entry's stat, observed without following it. */
+  readonly stat?: FileStat
 }
 
-export type WalkListing = WalkEntry[] & { readonly omitted: number; readonly truncated: boolean }
+export type WalkListing<Entry extends WalkEntry = WalkEntry> = Entry[] & { readonly omitted: number; readonly truncated: boolean }
+
+export interface WalkOptions {
+  /** The most entries listed; also bounds the work (no directory is read once reached). */
+  maxEntries: number
+  /** Descend while depth < maxDepth (0: the directory only). Default: no bound. */
+  maxDepth?: number
+  /** Entry names (each a segment) left out wherever they occur, with their subtrees. */
+  exclude?: readonly string[]
+  /** Each entry's `stat`, as `stat` returns it. Default false. */
+  withStats?: boolean
+}
 
 export interface WriteOptions {
   createParents?: boolean
@@ -164,8 +177,10 @@ export interface ReadAuthority extends FileAuthority {
   list(segments: readonly string[], options?: ListOptions): Promise<DirectoryListing | undefined>
   listSync(segments: readonly string[], options: ListOptions & { withStats: true }): DirectoryListing<DirectoryEntry & { readonly stat: FileStat }> | undefined
   listSync(segments: readonly string[], options?: ListOptions): DirectoryListing | undefined
-  walk(segments: readonly string[], options: { maxEntries: number; maxDepth?: number }): Promise<WalkListing | undefined>
-  walkSync(segments: readonly string[], options: { maxEntries: number; maxDepth?: number }): WalkListing | undefined
+  walk(segments: readonly string[], options: WalkOptions & { withStats: true }): Promise<WalkListing<WalkEntry & { readonly stat: FileStat }> | undefined>
+  walk(segments: readonly string[], options: WalkOptions): Promise<WalkListing | undefined>
+  walkSync(segments: readonly string[], options: WalkOptions & { withStats: true }): WalkListing<WalkEntry & { readonly stat: FileStat }> | undefined
+  walkSync(segments: readonly string[], options: WalkOptions): WalkListing | undefined
   stat(segments: readonly string[]): Promise<FileStat | undefined>
   statSync(segments: readonly string[]): FileStat | undefined
 }

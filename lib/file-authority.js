@@ -229,19 +229,23 @@ function toListing (raw) {
   return entries
 }
 
-/** The binding's [names, kinds, depths, omitted, truncated] (walk order) as entries
- * whose `path` is the names of the enclosing directories, then the entry's own. */
+/** The binding's [names joined with '/', kinds, depths, omitted, truncated] (walk
+ * order) as entries whose `path` is the names of the enclosing directories, then the
+ * entry's own. */
 function toWalkListing (raw) {
-  const [names, kinds, depths, omitted, truncated] = raw
-  const count = names.length
+  const [joined, kinds, depths, omitted, truncated] = raw
+  const count = kinds.length
+  const names = count === 0 ? [] : joined.split('/')
   const entries = new Array(count)
   const prefix = []
+  const stats = raw.length > 5
   for (let i = 0; i < count; i++) {
     const depth = depths[i]
     prefix.length = depth
     const path = prefix.slice()
     path.push(names[i])
-    entries[i] = { path, kind: KINDS[kinds[i]] }
+    const kind = KINDS[kinds[i]]
+    entries[i] = stats ? { path, kind, stat: statAt(raw, 5, kind, i) } : { path, kind }
     prefix.push(names[i])
   }
   Object.defineProperty(entries, 'omitted', { value: omitted, enumerable: false, writable: false, configurable: false })
@@ -264,6 +268,9 @@ const W_VOLATILE = 8 // durable: false
 function writeFlags (o, utf8) {
   return (o.createParents ? W_PARENTS : 0) | (utf8 ? W_UTF8 : 0) | (o.ifAbsent ? W_ABSENT : 0) | (o.durable ? 0 : W_VOLATILE)
 }
+/** walk's exclude for the binding: undefined, or the names joined with '/' (none holds
+ * one). */
+const excludeArg = (exclude) => (exclude.length === 0 ? undefined : exclude.join('/'))
 
 // How this face runs each row of OPERATIONS: the binding call (one per operation; the
 // last argument says async) and the conversion of its raw result.
@@ -279,7 +286,10 @@ const NATIVE = {
   },
   readText: { call: (n, h, [segs, max], async) => n.readText(h, segs, max, async), result: same },
   list: { call: (n, h, [segs, withStats], async) => n.list(h, segs, withStats, async), result: optional(toListing) },
-  walk: { call: (n, h, [segs, w], async) => n.walk(h, segs, w.maxEntries, w.maxDepth, async), result: optional(toWalkListing) },
+  walk: {
+    call: (n, h, [segs, w], async) => n.walk(h, segs, w.maxEntries, w.maxDepth, excludeArg(w.exclude), w.withStats, async),
+    result: optional(toWalkListing)
+  },
   stat: { call: (n, h, [segs], async) => n.stat(h, segs, async), result: optional(toStat) },
   writeText: {
     call: (n, h, [segs, bytes, o], async) => n.write(h, segs, bytes, writeFlags(o, true), o.mode, o.ifVersion, async),

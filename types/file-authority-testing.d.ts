@@ -17,6 +17,7 @@ export {
   WriteOptions,
   AppendOptions,
   ListOptions,
+  WalkOptions,
   ReadAuthority,
   WriteAuthority
 } from '../index'

@@ -13,6 +13,7 @@ export {
   WriteOptions,
   AppendOptions,
   ListOptions,
+  WalkOptions,
   ReadAuthority,
   WriteAuthority,
   openReadAuthority,

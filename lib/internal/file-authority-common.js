@@ -257,6 +257,20 @@ const COUNT = args.safeInteger(0, Number.MAX_SAFE_INTEGER, 'Number.MAX_SAFE_INTE
 const VERSION = args.custom('must be a version string (96 lowercase hex digits) from stat or readVersioned',
   (v) => typeof v === 'string' && VERSION_SHAPE.test(v))
 
+// walk's exclude: an array of entry names, each one segment (read once, copied).
+const EXCLUDE_EXPECTED = 'must be an array of entry names, each one path segment'
+const EXCLUDE = args.rule(EXCLUDE_EXPECTED, (value, ctx) => {
+  if (value === undefined) return Object.freeze([])
+  let names
+  try {
+    names = Array.isArray(value) ? Array.from(value) : undefined
+  } catch {} // a revoked proxy, or one whose trap throws
+  if (names === undefined) throw ctx.bad(EXCLUDE_EXPECTED)
+  const windows = process.platform === 'win32'
+  for (const name of names) if (segmentProblem(name, windows)) throw ctx.bad(EXCLUDE_EXPECTED)
+  return Object.freeze(names)
+})
+
 const budget = (name) => args.defineOptions(name, { maxBytes: MAX_BYTES }, { required: ['maxBytes'] })
 const writeOptions = (name) => args.defineOptions(name, {
   createParents: args.bool(),
@@ -281,7 +295,9 @@ const OPTIONS = Object.freeze({
   }, { required: ['offset', 'length'] }),
   walk: args.defineOptions('walk', {
     maxEntries: COUNT,
-    maxDepth: args.safeInteger(0, Number.MAX_SAFE_INTEGER, 'Number.MAX_SAFE_INTEGER', -1)
+    maxDepth: args.safeInteger(0, Number.MAX_SAFE_INTEGER, 'Number.MAX_SAFE_INTEGER', -1),
+    exclude: EXCLUDE,
+    withStats: args.bool()
   }, { required: ['maxEntries'] }),
   writeText: writeOptions('writeText'),
   writeBytes: writeOptions('writeBytes'),
@@ -312,8 +328,8 @@ function checkRangeOptions (options, operation) {
   return OPTIONS[operation].read(options, raise)
 }
 
-/** `{ maxEntries, maxDepth? }` of walk: maxEntries required; maxDepth -1 when left out
- * (unlimited). */
+/** `{ maxEntries, maxDepth?, exclude?, withStats? }` of walk: maxEntries required;
+ * maxDepth -1 when left out (unlimited); exclude a frozen copy ([] when left out). */
 function checkWalkOptions (options, operation) {
   return OPTIONS[operation].read(options, raise)
 }

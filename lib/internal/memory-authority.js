@@ -129,7 +129,7 @@ const MEMORY = {
   },
   readText: (dir, [segs, max], o) => memoryTree.readText(dir, segs, max, o),
   list: (dir, [segs, withStats], o) => memoryTree.listDirectory(dir, segs, withStats, o),
-  walk: (dir, [segs, w], o) => memoryTree.walk(dir, segs, w.maxEntries, w.maxDepth, o),
+  walk: (dir, [segs, w], o) => memoryTree.walk(dir, segs, w, o),
   stat: (dir, [segs], o) => memoryTree.stat(dir, segs, o),
   writeText: (dir, [segs, bytes, options, text], o) => {
     memoryTree.writeFile(dir, segs, new Uint8Array(bytes), text, options, o)

@@ -350,33 +350,57 @@ function readRange (root, segments, offset, length, operation) {
   return { bytes: node.bytes.slice(start, end), size, version: versionOf(node) }
 }
 
-/** Depth-first, code-unit order, a directory before its contents; at most maxEntries
- * entries (truncated when more exist); descends while depth < maxDepth (-1: no limit)
- * and while paths stay within MAX_SEGMENTS segments from the root. */
-function walk (root, segments, maxEntries, maxDepth, operation) {
+/**
+ * Depth-first, code-unit order, a directory before its contents, as the native walk
+ * (src/file_authority/tree.c): `w` is { maxEntries, maxDepth (-1: no limit), exclude,
+ * withStats }. Excluded names are left out wherever they occur, with their subtrees.
+ * Once maxEntries entries are listed nothing more is visited, and `truncated` says
+ * whether anything found was left: an entry of a directory already read, or the last
+ * entry listed being a directory that would have been read (found, not read: not
+ * visited, empty or not). A directory is entered while depth < maxDepth (a bound the
+ * caller chose: no truncation) and while paths stay within MAX_SEGMENTS segments from
+ * the root: a subtree that limit keeps out is counted in `omitted` and sets
+ * `truncated`. maxEntries 0 reads nothing: truncated.
+ */
+function walk (root, segments, w, operation) {
   const { dir } = walkDirectories(root, segments, segments.length, operation, false)
   if (dir === undefined) return undefined
   const limit = Math.max(0, MAX_SEGMENTS - 1 - segments.length)
-  const depthLimit = maxDepth < 0 ? limit : Math.min(maxDepth, limit)
+  const depthMax = w.maxDepth < 0 ? Infinity : w.maxDepth
+  const excluded = new Set(w.exclude)
   const out = []
   let truncated = false
-  const visit = (node, prefix) => {
-    for (const name of [...node.entries.keys()].sort()) {
-      if (out.length === maxEntries) {
+  let omitted = 0
+  const read = (node) => [...node.entries.keys()].filter((name) => !excluded.has(name)).sort()
+  if (w.maxEntries === 0) {
+    truncated = true
+  } else {
+    const stack = [{ node: dir, names: read(dir), next: 0, prefix: [] }]
+    while (stack.length > 0) {
+      const f = stack[stack.length - 1]
+      if (f.next === f.names.length) {
+        stack.pop()
+        continue
+      }
+      const name = f.names[f.next++]
+      const child = f.node.entries.get(name)
+      const depth = f.prefix.length
+      const path = [...f.prefix, name]
+      out.push(w.withStats ? { path, kind: child.kind, stat: statInfo(child) } : { path, kind: child.kind })
+      const isDir = child.kind === 'directory' && depth < depthMax
+      const beyond = isDir && depth >= limit
+      if (beyond) {
+        omitted++
         truncated = true
-        return
       }
-      const child = node.entries.get(name)
-      const path = [...prefix, name]
-      out.push({ path, kind: child.kind })
-      if (child.kind === 'directory' && prefix.length < depthLimit) {
-        visit(child, path)
-        if (truncated) return
+      if (out.length === w.maxEntries) {
+        if ((isDir && !beyond) || stack.some((g) => g.next < g.names.length)) truncated = true
+        break
       }
+      if (isDir && !beyond) stack.push({ node: child, names: read(child), next: 0, prefix: path })
     }
   }
-  visit(dir, [])
-  Object.defineProperty(out, 'omitted', { value: 0, enumerable: false, writable: false, configurable: false })
+  Object.defineProperty(out, 'omitted', { value: omitted, enumerable: false, writable: false, configurable: false })
   Object.defineProperty(out, 'truncated', { value: truncated, enumerable: false, writable: false, configurable: false })
   return out
 }

@@ -346,26 +346,45 @@ int aos_fa_make_directory(const aos_fa_root *root, const char *const *segs, size
 int aos_fa_rename(const aos_fa_root *root, const char *const *from, size_t nfrom,
                   const char *const *to, size_t nto, bool replace, aos_fa_status *st);
 
-/* One entry of a bounded walk, in walk order: its name (valid UTF-8), its kind and
- * its depth (0: a child of the walked directory); an entry's path is the names of the
- * last entry of each smaller depth before it, then its own. */
+/* One entry of a bounded walk, in walk order: its name (valid UTF-8), its kind (and
+ * with stats its stat) and its depth (0: a child of the walked directory); an entry's
+ * path is the names of the last entry of each smaller depth before it, then its own. */
 typedef struct {
   aos_fa_entry *entries;
   uint32_t *depths;
   size_t count;
-  size_t omitted;  /* names not valid UTF-8 and directories replaced before entry */
-  bool truncated;  /* more entries existed than max_entries */
+  /* names not valid UTF-8 and directories replaced before entry, each with its
+   * subtree; and subtrees not entered because of the AOS_FA_MAX_SEGMENTS limit */
+  size_t omitted;
+  /* the walk stopped before visiting everything it found: max_entries was reached
+   * with an entry or a directory's contents not yet visited (a directory found but
+   * not read is not visited, empty or not), or the segment limit kept it out of a
+   * subtree */
+  bool truncated;
 } aos_fa_tree;
 
-/* Walks beneath the directory segs[0..count), depth-first, each directory's entries
- * in code-unit order, a directory before its contents, never following a link and
- * never descending by path (each child directory is opened from its parent's
- * descriptor with O_NOFOLLOW | O_DIRECTORY). At most max_entries entries; descends
- * while depth < max_depth, and never deeper than a path of AOS_FA_MAX_SEGMENTS
- * segments from the root. NOT_FOUND / UNSAFE_ENTRY as aos_fa_list. */
+/* How to walk. */
+typedef struct {
+  uint64_t max_entries; /* the most entries listed; also bounds the work (tree.c) */
+  uint64_t max_depth;   /* descend while depth < max_depth (UINT64_MAX: no bound) */
+  /* names (each a valid segment) left out wherever they occur, with their subtrees:
+   * not listed, not entered, not counted in max_entries or omitted */
+  const char *const *exclude;
+  size_t nexclude;
+  bool with_stats; /* each entry's stat, as aos_fa_stat reports it */
+} aos_fa_walk_opts;
+
+/* Walks beneath the directory segs[0..count) (tree.c), depth-first, each directory's
+ * entries in code-unit order, a directory before its contents, never following a link
+ * and never descending by path (each child directory is opened from its parent's
+ * descriptor without following it). Once max_entries entries are listed no further
+ * directory is read, and a directory is read keeping only as many of its names as
+ * could still be listed (the smallest: every name is looked at, since any could come
+ * first). Descends while depth < max_depth, and never so deep that a path from the
+ * root would pass AOS_FA_MAX_SEGMENTS segments (such a subtree: omitted, truncated).
+ * NOT_FOUND / UNSAFE_ENTRY as aos_fa_list. */
 int aos_fa_tree_walk(const aos_fa_root *root, const char *const *segs, size_t count,
-                     uint64_t max_entries, uint64_t max_depth, aos_fa_tree *out,
-                     aos_fa_status *st);
+                     const aos_fa_walk_opts *opts, aos_fa_tree *out, aos_fa_status *st);
 void aos_fa_tree_free(aos_fa_tree *tree);
 
 #endif

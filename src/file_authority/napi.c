@@ -279,7 +279,6 @@ static bool aos_fa__get_segments(napi_env env, napi_value arr, aos_fa__segs *out
 }
 
 static napi_value aos_fa__make_buffer(napi_env env, uint8_t *data, size_t len);
-static napi_value aos_fa__make_listing(napi_env env, aos_fa_listing *listing);
 
 static void aos_fa__free_data(napi_env env, void *data, void *hint) {
   (void)env;
@@ -314,29 +313,68 @@ static napi_value aos_fa__make_buffer(napi_env env, uint8_t *data, size_t len) {
   return arr;
 }
 
+/* The names of entries[0..n) joined with '/' (no name holds a '/'), as one string. */
+static napi_value aos_fa__joined_names(napi_env env, const aos_fa_entry *entries, size_t n) {
+  size_t total = 0;
+  for (size_t i = 0; i < n; i++) total += entries[i].len + 1;
+  char *joined = malloc(total > 0 ? total : 1);
+  if (joined == NULL) return aos_fa__throw(env, aos_napi_raw_error(env, "HOST_IO", ENOMEM, -1));
+  size_t at = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (i > 0) joined[at++] = '/';
+    memcpy(joined + at, entries[i].name, entries[i].len);
+    at += entries[i].len;
+  }
+  napi_value out;
+  napi_status s = napi_create_string_utf8(env, joined, at, &out);
+  free(joined);
+  AOS_CALL(env, s, NULL);
+  return out;
+}
+
+/* The stats of entries[0..n) as [sizes (Float64Array), mtimeMs (Float64Array), modes
+ * (Uint16Array), versions (one string, AOS_FA_VERSION_CHARS characters each)] stored at
+ * out[at..at+4). */
+static bool aos_fa__set_stats(napi_env env, const aos_fa_entry *entries, size_t n, napi_value out, uint32_t at) {
+  napi_value v[4], ab;
+  void *p_sizes = NULL, *p_mtimes = NULL, *p_modes = NULL;
+  char *text = malloc(n * AOS_FA_VERSION_CHARS + 1);
+  if (text == NULL) {
+    aos_fa__throw(env, aos_napi_raw_error(env, "HOST_IO", ENOMEM, -1));
+    return false;
+  }
+  napi_status s = napi_create_arraybuffer(env, n * sizeof(double), &p_sizes, &ab);
+  if (s == napi_ok) s = napi_create_typedarray(env, napi_float64_array, n, ab, 0, &v[0]);
+  if (s == napi_ok) s = napi_create_arraybuffer(env, n * sizeof(double), &p_mtimes, &ab);
+  if (s == napi_ok) s = napi_create_typedarray(env, napi_float64_array, n, ab, 0, &v[1]);
+  if (s == napi_ok) s = napi_create_arraybuffer(env, n * sizeof(uint16_t), &p_modes, &ab);
+  if (s == napi_ok) s = napi_create_typedarray(env, napi_uint16_array, n, ab, 0, &v[2]);
+  for (size_t i = 0; s == napi_ok && i < n; i++) {
+    const aos_fa_stat_info *info = entries[i].stat;
+    ((double *)p_sizes)[i] = (double)info->size;
+    ((double *)p_mtimes)[i] = (double)info->mtime_ns / 1e6;
+    ((uint16_t *)p_modes)[i] = (uint16_t)info->mode;
+    char one[AOS_FA_VERSION_CHARS + 1];
+    aos_fa_version_string(&info->version, one);
+    memcpy(text + i * AOS_FA_VERSION_CHARS, one, AOS_FA_VERSION_CHARS);
+  }
+  if (s == napi_ok) s = napi_create_string_latin1(env, text, n * AOS_FA_VERSION_CHARS, &v[3]);
+  free(text);
+  for (uint32_t i = 0; s == napi_ok && i < 4; i++) s = napi_set_element(env, out, at + i, v[i]);
+  AOS_CALL(env, s, false);
+  return true;
+}
+
 /* [names, kinds (Uint8Array), omitted], in the listing's order. `names` is one
  * string, the names joined with '/' (no name holds a '/' or a NUL), which the JS
  * layer splits: one string made here instead of one string and one element store
  * per entry (about 1 000 instructions an entry). Empty listing: "". */
 static napi_value aos_fa__make_listing(napi_env env, aos_fa_listing *l) {
-  napi_value out, names, kinds_ab, kinds, omitted;
+  napi_value out, kinds_ab, kinds, omitted;
   void *kind_bytes = NULL;
-  size_t total = 0;
-  for (size_t i = 0; i < l->count; i++) total += l->entries[i].len + 1;
-  char *joined = malloc(total > 0 ? total : 1);
-  if (joined == NULL) {
-    aos_fa_listing_free(l);
-    return aos_fa__throw(env, aos_napi_raw_error(env, "HOST_IO", ENOMEM, -1));
-  }
-  size_t at = 0;
-  for (size_t i = 0; i < l->count; i++) {
-    if (i > 0) joined[at++] = '/';
-    memcpy(joined + at, l->entries[i].name, l->entries[i].len);
-    at += l->entries[i].len;
-  }
+  napi_value names = aos_fa__joined_names(env, l->entries, l->count);
+  if (names == NULL) return NULL;
   napi_status s = napi_create_array_with_length(env, 3, &out);
-  if (s == napi_ok) s = napi_create_string_utf8(env, joined, at, &names);
-  free(joined);
   if (s == napi_ok) s = napi_create_arraybuffer(env, l->count, &kind_bytes, &kinds_ab);
   if (s == napi_ok) s = napi_create_typedarray(env, napi_uint8_array, l->count, kinds_ab, 0, &kinds);
   for (size_t i = 0; s == napi_ok && i < l->count; i++) {
@@ -346,7 +384,6 @@ static napi_value aos_fa__make_listing(napi_env env, aos_fa_listing *l) {
   if (s == napi_ok) s = napi_set_element(env, out, 0, names);
   if (s == napi_ok) s = napi_set_element(env, out, 1, kinds);
   if (s == napi_ok) s = napi_set_element(env, out, 2, omitted);
-  aos_fa_listing_free(l);
   AOS_CALL(env, s, NULL);
   return out;
 }
@@ -463,7 +500,10 @@ struct aos_fa__op {
   bool writable;            /* open */
   aos_fa__segs segs;
   aos_fa__segs segs2;       /* rename's target */
-  uint64_t a, b;            /* maxBytes / offset, length / maxEntries, maxDepth */
+  aos_fa_walk_opts walk;    /* walk */
+  char *excl_text;          /* walk: the excluded names, joined, split in place (owned) */
+  const char **excl;        /* walk: the excluded names (owned) */
+  uint64_t a, b;            /* maxBytes / offset, length */
   bool flag;                /* read: versioned; list: withStats; remove: directory; mkdir: parents;
                                rename: replace */
   aos_fa_write_opts wo;
@@ -503,7 +543,9 @@ static void aos_fa__op_clear(aos_fa__op *op) {
   free(op->text);
   free(op->segs.heap);
   free(op->segs2.heap);
+  free(op->excl_text);
   free(op->units);
+  free(op->excl);
   free(op->dest.heap);
   aos_fa_listing_free(&op->listing);
   aos_fa_tree_free(&op->tree);
@@ -679,42 +721,8 @@ static void aos_fa__run_list(aos_fa__op *op) {
 }
 
 static napi_value aos_fa__result_list(napi_env env, aos_fa__op *op) {
-  if (!op->flag) return aos_fa__make_listing(env, &op->listing);
-  aos_fa_listing *l = &op->listing;
-  size_t n = l->count;
-  napi_value sizes, mtimes, modes, versions, ab;
-  void *p_sizes = NULL, *p_mtimes = NULL, *p_modes = NULL;
-  char *text = malloc(n * AOS_FA_VERSION_CHARS + 1);
-  if (text == NULL) {
-    aos_fa_listing_free(l);
-    return aos_fa__throw(env, aos_napi_raw_error(env, "HOST_IO", ENOMEM, -1));
-  }
-  napi_status s = napi_create_arraybuffer(env, n * sizeof(double), &p_sizes, &ab);
-  if (s == napi_ok) s = napi_create_typedarray(env, napi_float64_array, n, ab, 0, &sizes);
-  if (s == napi_ok) s = napi_create_arraybuffer(env, n * sizeof(double), &p_mtimes, &ab);
-  if (s == napi_ok) s = napi_create_typedarray(env, napi_float64_array, n, ab, 0, &mtimes);
-  if (s == napi_ok) s = napi_create_arraybuffer(env, n * sizeof(uint16_t), &p_modes, &ab);
-  if (s == napi_ok) s = napi_create_typedarray(env, napi_uint16_array, n, ab, 0, &modes);
-  for (size_t i = 0; s == napi_ok && i < n; i++) {
-    const aos_fa_stat_info *info = l->entries[i].stat;
-    ((double *)p_sizes)[i] = (double)info->size;
-    ((double *)p_mtimes)[i] = (double)info->mtime_ns / 1e6;
-    ((uint16_t *)p_modes)[i] = (uint16_t)info->mode;
-    char one[AOS_FA_VERSION_CHARS + 1];
-    aos_fa_version_string(&info->version, one);
-    memcpy(text + i * AOS_FA_VERSION_CHARS, one, AOS_FA_VERSION_CHARS);
-  }
-  if (s == napi_ok) s = napi_create_string_latin1(env, text, n * AOS_FA_VERSION_CHARS, &versions);
-  free(text);
-  if (s != napi_ok) {
-    aos_fa_listing_free(l);
-    aos_napi_throw_last(env);
-    return NULL;
-  }
-  napi_value out = aos_fa__make_listing(env, l); /* frees the listing */
-  if (out == NULL) return NULL;
-  napi_value more[4] = {sizes, mtimes, modes, versions};
-  for (uint32_t i = 0; i < 4; i++) AOS_CALL(env, napi_set_element(env, out, 3 + i, more[i]), NULL);
+  napi_value out = aos_fa__make_listing(env, &op->listing);
+  if (out != NULL && op->flag && !aos_fa__set_stats(env, op->listing.entries, op->listing.count, out, 3)) return NULL;
   return out;
 }
 
@@ -791,37 +799,80 @@ static napi_value aos_fa__result_stat(napi_env env, aos_fa__op *op) {
   return arr;
 }
 
-/* walk(h, segs, maxEntries, maxDepth (-1: unlimited), async)
- *   -> [names, kinds (Uint8Array), depths (Uint32Array), omitted, truncated] */
+/* walk(h, segs, maxEntries, maxDepth (-1: unlimited), exclude, withStats, async)
+ *   -> [names (one string, joined with '/'), kinds (Uint8Array), depths (Uint32Array),
+ *       omitted, truncated], and with stats [..., sizes, mtimeMs, modes, versions] as
+ *       list's. `exclude`: undefined, or the excluded names joined with '/' (the JS
+ *       layer checked each is a segment; each is checked again here). */
+static bool aos_fa__decode_exclude(napi_env env, napi_value v, aos_fa__op *op) {
+  napi_valuetype t;
+  AOS_CALL(env, napi_typeof(env, v, &t), false);
+  if (t == napi_undefined) return true;
+  size_t len = 0;
+  if (t != napi_string || napi_get_value_string_utf8(env, v, NULL, 0, &len) != napi_ok) {
+    aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
+    return false;
+  }
+  op->excl_text = malloc(len + 1);
+  size_t n = 1;
+  if (op->excl_text != NULL) {
+    AOS_CALL(env, napi_get_value_string_utf8(env, v, op->excl_text, len + 1, &len), false);
+    for (size_t i = 0; i < len; i++) n += op->excl_text[i] == '/';
+    op->excl = malloc(n * sizeof *op->excl);
+  }
+  if (op->excl_text == NULL || op->excl == NULL) {
+    aos_fa__throw(env, aos_napi_raw_error(env, "HOST_IO", ENOMEM, -1));
+    return false;
+  }
+  char *p = op->excl_text;
+  for (size_t i = 0; i < n; i++) {
+    char *slash = strchr(p, '/');
+    if (slash != NULL) *slash = '\0';
+    aos_fa_status st;
+    const char *one[1] = {p};
+    if (strlen(p) != (size_t)((slash != NULL ? slash : op->excl_text + len) - p) ||
+        aos_fa_segments_check(one, 1, &st) != 0) {
+      aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
+      return false;
+    }
+    op->excl[i] = p;
+    if (slash != NULL) p = slash + 1;
+  }
+  op->walk.exclude = op->excl;
+  op->walk.nexclude = n;
+  return true;
+}
+
 static bool aos_fa__decode_walk(napi_env env, napi_value *argv, aos_fa__op *op) {
-  return aos_fa__arg_u64(env, argv[2], &op->a) && aos_fa__arg_u64(env, argv[3], &op->b);
+  memset(&op->walk, 0, sizeof op->walk);
+  return aos_fa__arg_u64(env, argv[2], &op->walk.max_entries) && aos_fa__arg_u64(env, argv[3], &op->walk.max_depth) &&
+         aos_fa__decode_exclude(env, argv[4], op) && aos_fa__arg_bool(env, argv[5], &op->walk.with_stats);
 }
 
 static void aos_fa__run_walk(aos_fa__op *op) {
-  op->rc = aos_fa_tree_walk(&op->h->root, AOS_FA__SEGS(op), op->a, op->b, &op->tree, &op->st);
+  op->rc = aos_fa_tree_walk(&op->h->root, AOS_FA__SEGS(op), &op->walk, &op->tree, &op->st);
 }
 
 static napi_value aos_fa__result_walk(napi_env env, aos_fa__op *op) {
   aos_fa_tree *t = &op->tree;
   napi_value v[5], kinds_ab, depths_ab, arr;
   void *kinds = NULL, *depths = NULL;
-  napi_status s = napi_create_array_with_length(env, t->count, &v[0]);
-  if (s == napi_ok) s = napi_create_arraybuffer(env, t->count, &kinds, &kinds_ab);
+  v[0] = aos_fa__joined_names(env, t->entries, t->count);
+  if (v[0] == NULL) return NULL;
+  napi_status s = napi_create_arraybuffer(env, t->count, &kinds, &kinds_ab);
   if (s == napi_ok) s = napi_create_typedarray(env, napi_uint8_array, t->count, kinds_ab, 0, &v[1]);
   if (s == napi_ok) s = napi_create_arraybuffer(env, t->count * sizeof(uint32_t), &depths, &depths_ab);
   if (s == napi_ok) s = napi_create_typedarray(env, napi_uint32_array, t->count, depths_ab, 0, &v[2]);
   for (size_t i = 0; s == napi_ok && i < t->count; i++) {
-    napi_value name;
-    s = napi_create_string_utf8(env, t->entries[i].name, t->entries[i].len, &name);
-    if (s == napi_ok) s = napi_set_element(env, v[0], (uint32_t)i, name);
-    if (s == napi_ok) ((uint8_t *)kinds)[i] = (uint8_t)t->entries[i].kind;
-    if (s == napi_ok) ((uint32_t *)depths)[i] = t->depths[i];
+    ((uint8_t *)kinds)[i] = (uint8_t)t->entries[i].kind;
+    ((uint32_t *)depths)[i] = t->depths[i];
   }
   if (s == napi_ok) s = napi_create_double(env, (double)t->omitted, &v[3]);
   if (s == napi_ok) s = napi_get_boolean(env, t->truncated, &v[4]);
-  if (s == napi_ok) s = napi_create_array_with_length(env, 5, &arr);
+  if (s == napi_ok) s = napi_create_array_with_length(env, op->walk.with_stats ? 9 : 5, &arr);
   for (uint32_t i = 0; s == napi_ok && i < 5; i++) s = napi_set_element(env, arr, i, v[i]);
   AOS_CALL(env, s, NULL);
+  if (op->walk.with_stats && !aos_fa__set_stats(env, t->entries, t->count, arr, 5)) return NULL;
   return arr;
 }
 
@@ -972,7 +1023,7 @@ static const aos_fa__row aos_fa__rows[] = {
     {"readText", 4, false, true, aos_fa__decode_text_read, aos_fa__run_read_text, aos_fa__result_read_text},
     {"list", 4, false, true, aos_fa__decode_flag, aos_fa__run_list, aos_fa__result_list},
     {"stat", 3, false, true, NULL, aos_fa__run_stat, aos_fa__result_stat},
-    {"walk", 5, false, true, aos_fa__decode_walk, aos_fa__run_walk, aos_fa__result_walk},
+    {"walk", 7, false, true, aos_fa__decode_walk, aos_fa__run_walk, aos_fa__result_walk},
     {"write", 7, true, false, aos_fa__decode_write, aos_fa__run_write, aos_fa__result_undefined},
     {"append", 6, true, false, aos_fa__decode_append, aos_fa__run_append, aos_fa__result_undefined},
     {"remove", 4, true, false, aos_fa__decode_flag, aos_fa__run_remove, aos_fa__result_done},

@@ -843,7 +843,8 @@ module.exports.OPERATION_CASES = OPERATION_CASES
 // ------------------------------------------------ the 0.3 operations (contract 0.3)
 //
 // Rows of OPERATION_03_CASES, in OPERATION_CASES' form, plus `layout` (a LAYOUTS name;
-// HOSTILE when left out): readText, list withStats, appendText / appendBytes, durable. A row's check gets the
+// HOSTILE when left out): readText, list and walk withStats, walk's exclude and its
+// budget and depth rules, appendText / appendBytes, durable. A row's check gets the
 // face's context too ({ reader, writer, ... }), to compare with what stat says.
 
 // A workspace an agent's tools walk: node_modules and .git hold most of it.
@@ -872,6 +873,15 @@ function statsAreStats (base, count) {
       if (JSON.stringify(e.stat) !== JSON.stringify(s)) throw new Error(`${segments.join('/')}: ${JSON.stringify(e.stat)} is not ${JSON.stringify(s)}`)
       if (e.kind !== s.kind) throw new Error(`${segments.join('/')}: kind ${e.kind}`)
     }
+  }
+}
+
+function walkGives (expected, truncated, omitted = 0) {
+  return (listing) => {
+    const got = listing.map((e) => [e.path.join('/'), e.kind])
+    if (JSON.stringify(got) !== JSON.stringify(expected)) throw new Error(`walk gave ${JSON.stringify(got)}`)
+    if (listing.truncated !== truncated || listing.omitted !== omitted) throw new Error(`truncated ${listing.truncated}, omitted ${listing.omitted}`)
+    if (Object.keys(listing[0] || { path: 0, kind: 0 }).join() !== 'path,kind') throw new Error('without withStats: no stat')
   }
 }
 
@@ -918,6 +928,64 @@ function buildOperation03Cases () {
   r('list withStats of a file', 'reader', 'list', [['a.txt'], { withStats: true }], error('UNSAFE_ENTRY', 0))
   r('list withStats of a missing directory', 'reader', 'list', [['missing'], { withStats: true }], value(undefined))
 
+  // walk: exclude, the budget and truncated, the segment limit, stats
+  const all = [['README.md', 'file'], ['bin.dat', 'file'], ['src', 'directory'], ['src/a.ts', 'file'], ['src/util', 'directory'],
+    ['src/util/b.ts', 'file'], ['src/util/empty', 'directory'], ['z.log', 'file']]
+  const EX = ['node_modules', '.git']
+  ws('walk with exclude: left out wherever they occur, with their subtrees', 'reader', 'walk', [[], { maxEntries: 100, exclude: EX }],
+    check(walkGives(all, false)))
+  ws('walk with exclude: exactly maxEntries, the last a file: not truncated', 'reader', 'walk', [[], { maxEntries: 8, exclude: EX }],
+    check(walkGives(all, false)))
+  ws('walk with exclude: excluded names not counted in maxEntries', 'reader', 'walk', [[], { maxEntries: 3, exclude: EX }],
+    check(walkGives(all.slice(0, 3), true)))
+  ws('walk: the last entry a directory found but not read: truncated', 'reader', 'walk', [[], { maxEntries: 7, exclude: EX }],
+    check(walkGives(all.slice(0, 7), true)))
+  ws('walk: an empty directory listed last, never read: truncated (not visited, empty or not)', 'reader', 'walk',
+    [['src', 'util'], { maxEntries: 2 }], check(walkGives([['b.ts', 'file'], ['empty', 'directory']], true)))
+  ws('walk: the same with room to read it: not truncated', 'reader', 'walk', [['src', 'util'], { maxEntries: 3 }],
+    check(walkGives([['b.ts', 'file'], ['empty', 'directory']], false)))
+  ws('walk: entries left in directories already read: truncated', 'reader', 'walk', [[], { maxEntries: 4, exclude: EX }],
+    check(walkGives(all.slice(0, 4), true)))
+  ws('walk: maxEntries 0 reads nothing: truncated', 'reader', 'walk', [[], { maxEntries: 0, exclude: EX }], check(walkGives([], true)))
+  ws('walk: maxDepth 0 with exclude: no truncation for the depth asked', 'reader', 'walk', [[], { maxEntries: 4, maxDepth: 0, exclude: EX }],
+    check(walkGives([['README.md', 'file'], ['bin.dat', 'file'], ['src', 'directory'], ['z.log', 'file']], false)))
+  ws('walk with exclude of a nested name and a file name', 'reader', 'walk', [['src'], { maxEntries: 100, exclude: ['util', 'a.ts'] }],
+    check(walkGives([['node_modules', 'directory'], ['node_modules/x.js', 'file']], false)))
+  ws('walk with an exclude that matches nothing', 'reader', 'walk', [['src'], { maxEntries: 100, exclude: ['nothing'] }],
+    check(walkGives([['a.ts', 'file'], ['node_modules', 'directory'], ['node_modules/x.js', 'file'], ['util', 'directory'],
+      ['util/b.ts', 'file'], ['util/empty', 'directory']], false)))
+  ws('walk without exclude lists node_modules and .git', 'reader', 'walk', [[], { maxEntries: 3 }],
+    check(walkGives([['.git', 'directory'], ['.git/HEAD', 'file'], ['.git/objects', 'directory']], true)))
+  ws('walk withStats: each entry\'s stat is stat\'s', 'reader', 'walk', [[], { maxEntries: 100, exclude: EX, withStats: true }],
+    check(statsAreStats([], 8)))
+  ws('walk withStats of a subdirectory', 'reader', 'walk', [['src', 'util'], { maxEntries: 100, withStats: true }], check(statsAreStats(['src', 'util'], 2)))
+  r('walk withStats: links looked at as links', 'reader', 'walk', [['sub'], { maxEntries: 100, withStats: true }], check((entries, ctx) => {
+    statsAreStats(['sub'], 4)(entries, ctx)
+    if (entries[2].stat.kind !== 'symlink') throw new Error(JSON.stringify(entries[2]))
+  }), undefined, [['sub', 'link-up'], ['sub', 'deep', 'link-out']])
+  // DEEP: 254 directories `d`, then `f` and the empty directory `e` at 255 segments:
+  // `e` is listed, but nothing below it can be named, so it is not entered.
+  r('walk of 255 segments: the subtree the limit keeps out is omitted and truncates', 'reader', 'walk', [[], { maxEntries: 1000 }],
+    check((listing) => {
+      const longest = Math.max(...listing.map((e) => e.path.length))
+      if (listing.length !== 256 || longest !== 255 || listing.omitted !== 1 || listing.truncated !== true) {
+        throw new Error(`${listing.length} entries, longest ${longest}, omitted ${listing.omitted}, truncated ${listing.truncated}`)
+      }
+      const last = listing[listing.length - 1]
+      if (last.path.length !== 255 || last.path[254] !== 'f' || listing[listing.length - 2].path[254] !== 'e') throw new Error(JSON.stringify(last))
+    }), undefined, undefined, 'DEEP')
+  r('walk of 255 segments, from a directory: the same limit from the root', 'reader', 'walk', [DEEP_DIRS.slice(0, 200), { maxEntries: 1000 }],
+    check((listing) => {
+      const longest = Math.max(...listing.map((e) => e.path.length))
+      if (listing.length !== 56 || longest !== 55 || listing.omitted !== 1 || listing.truncated !== true) {
+        throw new Error(`${listing.length} entries, longest ${longest}, omitted ${listing.omitted}, truncated ${listing.truncated}`)
+      }
+    }), undefined, undefined, 'DEEP')
+  r('walk of 255 segments with a maxDepth above it: no omission below the bound', 'reader', 'walk', [[], { maxEntries: 1000, maxDepth: 10 }],
+    check((listing) => {
+      if (listing.length !== 11 || listing.omitted !== 0 || listing.truncated !== false) throw new Error(`${listing.length}, ${listing.omitted}, ${listing.truncated}`)
+    }), undefined, undefined, 'DEEP')
+
   // appendText / appendBytes
   r('appendText to a file: at its end', 'writer', 'appendText', [['a.txt'], ' beta'], value(undefined), withEntry(['a.txt'], hex('alpha beta')))
   r('appendBytes to a file: any bytes', 'writer', 'appendBytes', [['bin.dat'], Uint8Array.of(0xfe, 0x00)], value(undefined),
@@ -960,6 +1028,15 @@ function buildOperation03Cases () {
     ['list', 'reader', [[], { withStats: 'yes' }], 'INVALID_OPTION'],
     ['list', 'reader', [[], { withFileTypes: true }], 'INVALID_OPTION'],
     ['list', 'reader', [[], 'withStats'], 'INVALID_OPTION'],
+    ['walk', 'reader', [[], { maxEntries: 1, exclude: 'node_modules' }], 'INVALID_OPTION'],
+    ['walk', 'reader', [[], { maxEntries: 1, exclude: [''] }], 'INVALID_OPTION'],
+    ['walk', 'reader', [[], { maxEntries: 1, exclude: ['..'] }], 'INVALID_OPTION'],
+    ['walk', 'reader', [[], { maxEntries: 1, exclude: ['a/b'] }], 'INVALID_OPTION'],
+    ['walk', 'reader', [[], { maxEntries: 1, exclude: [42] }], 'INVALID_OPTION'],
+    ['walk', 'reader', [[], { maxEntries: 1, exclude: ['\ud800'] }], 'INVALID_OPTION'],
+    ['walk', 'reader', [[], { maxEntries: 1, exclude: [{ toString: () => 'x' }] }], 'INVALID_OPTION'],
+    ['walk', 'reader', [[], { maxEntries: 1, withStats: 'yes' }], 'INVALID_OPTION'],
+    ['walk', 'reader', [[], { maxEntries: 1, excludePatterns: ['*.js'] }], 'INVALID_OPTION'],
     ['appendText', 'writer', [['a.txt'], 'x', { flag: 'a' }], 'INVALID_OPTION'],
     ['appendText', 'writer', [['a.txt'], 'x', { ifAbsent: true }], 'INVALID_OPTION'],
     ['appendText', 'writer', [['a.txt'], 'x', { ifVersion: '0'.repeat(96) }], 'INVALID_OPTION'],

@@ -13,6 +13,7 @@ r.removeSync(['a']) // expect-error: a reader cannot remove
 r.appendTextSync(['a'], 'x') // expect-error: a reader cannot append
 r.readTextSync(['a']) // expect-error: maxBytes is required
 r.listSync([])?.[0]?.stat.size // expect-error: without withStats a stat may be absent
+r.walkSync([], { maxEntries: 1, exclude: 'node_modules' }) // expect-error: exclude is a list of names
 const w = openWriteAuthoritySync('/x')
 w.writeBytesSync(['a'], 'text') // expect-error: writeBytes takes bytes
 w.renameSync(['a'], 'b') // expect-error: the target is a segment list
