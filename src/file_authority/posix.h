@@ -106,6 +106,11 @@ int64_t aos_fa_posix_stamp_gran(const struct stat *sb);
  * timestamps); else 0 with *wait_ns 0 when `sb`'s version is settled, or the time to
  * wait before observing it again; FILE_CHANGED for a ctime far in the future. */
 int aos_fa_posix_version_ready(int fd, const struct stat *sb, int64_t *wait_ns, aos_fa_status *st);
+/* The same with the filesystem's statfs already at hand (a listing's entries share
+ * their directory's: one fstatfs for all). */
+struct statfs;
+int aos_fa_posix_version_ready_on(const struct statfs *fs, const struct stat *sb, int64_t *wait_ns,
+                                  aos_fa_status *st);
 /* Sleeps ns nanoseconds (EINTR resumed). */
 void aos_fa_posix_sleep_ns(int64_t ns);
 /* Observations of an unsettled version before FILE_CHANGED. */
