@@ -3,6 +3,7 @@
  * fstatat otherwise. */
 #include "file_authority/fa.h"
 #include "file_authority/posix.h"
+#include "common/fstype.h" /* struct statfs */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -71,7 +72,12 @@ int aos_fa_posix_stat_entries(int dir, aos_fa_entry *entries, size_t *count, aos
   aos_fa_status_ok(st);
   if (n == 0) return 0;
   struct stat ds;
-  if (fstat(dir, &ds) != 0) return aos_fa_fail(st, AOS_FA_HOST_IO, errno, -1);
+  struct statfs dfs; /* the directory's filesystem, which its entries share but mounts */
+  int fr;
+  do {
+    fr = fstatfs(dir, &dfs);
+  } while (fr != 0 && errno == EINTR);
+  if (fr != 0 || fstat(dir, &ds) != 0) return aos_fa_fail(st, AOS_FA_HOST_IO, errno, -1);
   /* 0: to look at; 1: settled; 2: gone. */
   uint8_t *state = calloc(n, 1);
   struct stat *sb = malloc(n * sizeof *sb);
@@ -97,7 +103,7 @@ int aos_fa_posix_stat_entries(int dir, aos_fa_entry *entries, size_t *count, aos
       /* An entry on another filesystem (a mount point) is judged by that filesystem. */
       int fs = sb[i].st_dev == ds.st_dev ? -1 : aos_fa__own_fs(dir, entries[i].name, &sb[i]);
       int64_t w;
-      r = aos_fa_posix_version_ready(fs >= 0 ? fs : dir, &sb[i], &w, st);
+      r = fs >= 0 ? aos_fa_posix_version_ready(fs, &sb[i], &w, st) : aos_fa_posix_version_ready_on(&dfs, &sb[i], &w, st);
       if (fs >= 0) close(fs);
       if (r != 0) break;
       if (w == 0) {
