@@ -12,6 +12,7 @@
         "src/common/errname.c",
         "src/file_authority/segments.c",
         "src/file_authority/read.c",
+        "src/file_authority/tree.c",
         "src/file_authority/version.c",
         "src/file_authority/napi.c",
         "src/node_lock/napi.c",
@@ -27,6 +28,7 @@
             "src/file_authority/posix_read.c",
             "src/file_authority/posix_fdcache.c",
             "src/file_authority/posix_write.c",
+            "src/file_authority/posix_append.c",
             "src/file_authority/posix_list.c",
             "src/file_authority/posix_parent.c",
             "src/file_authority/posix_stat.c",
@@ -72,6 +74,7 @@
             "src/file_authority/win32_mkdir.c",
             "src/file_authority/win32_rename.c",
             "src/file_authority/win32_tree.c",
+            "src/file_authority/win32_append.c",
             "src/node_lock/win32.c",
             "src/process/win32.c",
             "src/process/scope_win32.c"

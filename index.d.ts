@@ -89,9 +89,17 @@ export interface OpenOptions {
 export interface DirectoryEntry {
   readonly name: string
   readonly kind: 'file' | 'directory' | 'symlink' | 'other'
+  /** Only with `withStats: true`: the entry's stat, observed without following it. */
+  readonly stat?: FileStat
 }
 
-export type DirectoryListing = DirectoryEntry[] & { readonly omitted: number }
+/** A listing's entries (with `withStats: true`, each has its `stat`). */
+export type DirectoryListing<Entry extends DirectoryEntry = DirectoryEntry> = Entry[] & { readonly omitted: number }
+
+export interface ListOptions {
+  /** Each entry's `stat`, as `stat` returns it. Default false. */
+  withStats?: boolean
+}
 
 export interface FileStat {
   readonly kind: 'file' | 'directory' | 'symlink' | 'other'
@@ -118,9 +126,22 @@ export interface RangeRead {
 export interface WalkEntry {
   readonly path: readonly string[]
   readonly kind: 'file' | 'directory' | 'symlink' | 'other'
+  /** Only with `withStats: true`: the entry's stat, observed without following it. */
+  readonly stat?: FileStat
 }
 
-export type WalkListing = WalkEntry[] & { readonly omitted: number; readonly truncated: boolean }
+export type WalkListing<Entry extends WalkEntry = WalkEntry> = Entry[] & { readonly omitted: number; readonly truncated: boolean }
+
+export interface WalkOptions {
+  /** The most entries listed; also bounds the work (no directory is read once reached). */
+  maxEntries: number
+  /** Descend while depth < maxDepth (0: the directory only). Default: no bound. */
+  maxDepth?: number
+  /** Entry names (each a segment) left out wherever they occur, with their subtrees. */
+  exclude?: readonly string[]
+  /** Each entry's `stat`, as `stat` returns it. Default false. */
+  withStats?: boolean
+}
 
 export interface WriteOptions {
   createParents?: boolean
@@ -130,6 +151,16 @@ export interface WriteOptions {
   ifVersion?: string
   /** Create only; never replace (else ENTRY_EXISTS). */
   ifAbsent?: boolean
+  /** false: skip the flushes to disk (file and parent directory); atomicity stays. Default true. */
+  durable?: boolean
+}
+
+export interface AppendOptions {
+  createParents?: boolean
+  /** A new file's permission bits: an integer 0 ... 0o777, less the umask. Default 0o666. */
+  mode?: number
+  /** false: skip the flushes to disk (file, and the parent when created); contiguity stays. Default true. */
+  durable?: boolean
 }
 
 export interface ReadAuthority extends FileAuthority {
@@ -139,10 +170,17 @@ export interface ReadAuthority extends FileAuthority {
   readVersionedSync(segments: readonly string[], options: { maxBytes: number }): VersionedBytes | undefined
   readRange(segments: readonly string[], options: { offset: number; length: number }): Promise<RangeRead | undefined>
   readRangeSync(segments: readonly string[], options: { offset: number; length: number }): RangeRead | undefined
-  list(segments: readonly string[]): Promise<DirectoryListing | undefined>
-  listSync(segments: readonly string[]): DirectoryListing | undefined
-  walk(segments: readonly string[], options: { maxEntries: number; maxDepth?: number }): Promise<WalkListing | undefined>
-  walkSync(segments: readonly string[], options: { maxEntries: number; maxDepth?: number }): WalkListing | undefined
+  /** readBytes decoded as UTF-8 (not UTF-8: INVALID_CONTENT; a byte-order mark is kept). */
+  readText(segments: readonly string[], options: { maxBytes: number }): Promise<string | undefined>
+  readTextSync(segments: readonly string[], options: { maxBytes: number }): string | undefined
+  list(segments: readonly string[], options: ListOptions & { withStats: true }): Promise<DirectoryListing<DirectoryEntry & { readonly stat: FileStat }> | undefined>
+  list(segments: readonly string[], options?: ListOptions): Promise<DirectoryListing | undefined>
+  listSync(segments: readonly string[], options: ListOptions & { withStats: true }): DirectoryListing<DirectoryEntry & { readonly stat: FileStat }> | undefined
+  listSync(segments: readonly string[], options?: ListOptions): DirectoryListing | undefined
+  walk(segments: readonly string[], options: WalkOptions & { withStats: true }): Promise<WalkListing<WalkEntry & { readonly stat: FileStat }> | undefined>
+  walk(segments: readonly string[], options: WalkOptions): Promise<WalkListing | undefined>
+  walkSync(segments: readonly string[], options: WalkOptions & { withStats: true }): WalkListing<WalkEntry & { readonly stat: FileStat }> | undefined
+  walkSync(segments: readonly string[], options: WalkOptions): WalkListing | undefined
   stat(segments: readonly string[]): Promise<FileStat | undefined>
   statSync(segments: readonly string[]): FileStat | undefined
 }
@@ -152,6 +190,11 @@ export interface WriteAuthority extends FileAuthority {
   writeTextSync(segments: readonly string[], text: string | Uint8Array, options?: WriteOptions): void
   writeBytes(segments: readonly string[], bytes: Uint8Array, options?: WriteOptions): Promise<void>
   writeBytesSync(segments: readonly string[], bytes: Uint8Array, options?: WriteOptions): void
+  /** Adds the text (UTF-8) at the end of the file, in one piece no other append can split. */
+  appendText(segments: readonly string[], text: string | Uint8Array, options?: AppendOptions): Promise<void>
+  appendTextSync(segments: readonly string[], text: string | Uint8Array, options?: AppendOptions): void
+  appendBytes(segments: readonly string[], bytes: Uint8Array, options?: AppendOptions): Promise<void>
+  appendBytesSync(segments: readonly string[], bytes: Uint8Array, options?: AppendOptions): void
   remove(segments: readonly string[], options?: { directory?: boolean }): Promise<boolean>
   removeSync(segments: readonly string[], options?: { directory?: boolean }): boolean
   makeDirectory(segments: readonly string[], options?: { parents?: boolean; mode?: number }): Promise<boolean>

@@ -201,7 +201,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   } else {
     aos_fa_listing listing;
     memset(&listing, 0, sizeof listing);
-    int r = aos_fa_list(&root, segs, l.count, &listing, &st);
+    int r = aos_fa_list(&root, segs, l.count, false, &listing, &st);
     if (r == 0) {
       for (size_t i = 0; i < listing.count; i++) {
         AOS_FUZZ_CHECK(known_name(listing.entries[i].name), "listing escaped the root");

@@ -25,7 +25,10 @@ const {
   checkMaxBytes,
   encodeText,
   copyBytes,
+  isBytes,
   checkWriteOptions,
+  checkAppendOptions,
+  checkAppendSize,
   checkRangeOptions,
   OPERATIONS
 } = require('./internal/file-authority-common.js')
@@ -191,32 +194,58 @@ function runAsync (state, operation, fn, convert) {
   return track(state, operation, fn(requireNative(operation), handle), convert)
 }
 
-/** The binding's [names joined with '/', kinds, omitted], names already in code-unit
- * order (sorted in C, as JavaScript compares strings; not UTF-8 byte order), as plain
- * `{ name, kind }` objects, like the in-memory face's. No name holds a '/'. */
+const VERSION_CHARS = 96
+
+/** Entry i's stat from the binding's stats arrays: [sizes, mtimeMs, modes, versions
+ * (one string, 96 characters each)] at raw[at...]. */
+function statAt (raw, at, kind, i) {
+  return {
+    kind,
+    size: raw[at][i],
+    mtimeMs: raw[at + 1][i],
+    mode: raw[at + 2][i],
+    version: raw[at + 3].slice(i * VERSION_CHARS, (i + 1) * VERSION_CHARS)
+  }
+}
+
+/** The binding's [names joined with '/', kinds, omitted] (and with stats [..., sizes,
+ * mtimeMs, modes, versions]), names already in code-unit order (sorted in C, as
+ * JavaScript compares strings; not UTF-8 byte order), as plain `{ name, kind }`
+ * objects (and `stat`), like the in-memory face's. No name holds a '/'. */
 function toListing (raw) {
   const [joined, kinds, omitted] = raw
   const count = kinds.length
   const names = count === 0 ? [] : joined.split('/')
   const entries = new Array(count)
-  for (let i = 0; i < count; i++) entries[i] = { name: names[i], kind: KINDS[kinds[i]] }
+  if (raw.length > 3) {
+    for (let i = 0; i < count; i++) {
+      const kind = KINDS[kinds[i]]
+      entries[i] = { name: names[i], kind, stat: statAt(raw, 3, kind, i) }
+    }
+  } else {
+    for (let i = 0; i < count; i++) entries[i] = { name: names[i], kind: KINDS[kinds[i]] }
+  }
   Object.defineProperty(entries, 'omitted', { value: omitted, enumerable: false, writable: false, configurable: false })
   return entries
 }
 
-/** The binding's [names, kinds, depths, omitted, truncated] (walk order) as entries
- * whose `path` is the names of the enclosing directories, then the entry's own. */
+/** The binding's [names joined with '/', kinds, depths, omitted, truncated] (walk
+ * order) as entries whose `path` is the names of the enclosing directories, then the
+ * entry's own. */
 function toWalkListing (raw) {
-  const [names, kinds, depths, omitted, truncated] = raw
-  const count = names.length
+  const [joined, kinds, depths, omitted, truncated] = raw
+  const count = kinds.length
+  const names = count === 0 ? [] : joined.split('/')
   const entries = new Array(count)
   const prefix = []
+  const stats = raw.length > 5
   for (let i = 0; i < count; i++) {
     const depth = depths[i]
     prefix.length = depth
     const path = prefix.slice()
     path.push(names[i])
-    entries[i] = { path, kind: KINDS[kinds[i]] }
+    const kind = KINDS[kinds[i]]
+    entries[i] = stats ? { path, kind, stat: statAt(raw, 5, kind, i) } : { path, kind }
     prefix.push(names[i])
   }
   Object.defineProperty(entries, 'omitted', { value: omitted, enumerable: false, writable: false, configurable: false })
@@ -235,9 +264,13 @@ const nothing = () => undefined
 const W_PARENTS = 1
 const W_UTF8 = 2
 const W_ABSENT = 4
+const W_VOLATILE = 8 // durable: false
 function writeFlags (o, utf8) {
-  return (o.createParents ? W_PARENTS : 0) | (utf8 ? W_UTF8 : 0) | (o.ifAbsent ? W_ABSENT : 0)
+  return (o.createParents ? W_PARENTS : 0) | (utf8 ? W_UTF8 : 0) | (o.ifAbsent ? W_ABSENT : 0) | (o.durable ? 0 : W_VOLATILE)
 }
+/** walk's exclude for the binding: undefined, or the names joined with '/' (none holds
+ * one). */
+const excludeArg = (exclude) => (exclude.length === 0 ? undefined : exclude.join('/'))
 
 // How this face runs each row of OPERATIONS: the binding call (one per operation; the
 // last argument says async) and the conversion of its raw result.
@@ -251,8 +284,12 @@ const NATIVE = {
     call: (n, h, [segs, r], async) => n.readRange(h, segs, r.offset, r.length, async),
     result: toRange
   },
-  list: { call: (n, h, [segs], async) => n.list(h, segs, async), result: optional(toListing) },
-  walk: { call: (n, h, [segs, w], async) => n.walk(h, segs, w.maxEntries, w.maxDepth, async), result: optional(toWalkListing) },
+  readText: { call: (n, h, [segs, max], async) => n.readText(h, segs, max, async), result: same },
+  list: { call: (n, h, [segs, withStats], async) => n.list(h, segs, withStats, async), result: optional(toListing) },
+  walk: {
+    call: (n, h, [segs, w], async) => n.walk(h, segs, w.maxEntries, w.maxDepth, excludeArg(w.exclude), w.withStats, async),
+    result: optional(toWalkListing)
+  },
   stat: { call: (n, h, [segs], async) => n.stat(h, segs, async), result: optional(toStat) },
   writeText: {
     call: (n, h, [segs, bytes, o], async) => n.write(h, segs, bytes, writeFlags(o, true), o.mode, o.ifVersion, async),
@@ -260,6 +297,14 @@ const NATIVE = {
   },
   writeBytes: {
     call: (n, h, [segs, bytes, o], async) => n.write(h, segs, bytes, writeFlags(o, false), o.mode, o.ifVersion, async),
+    result: nothing
+  },
+  appendText: {
+    call: (n, h, [segs, bytes, o], async) => n.append(h, segs, bytes, writeFlags(o, true), o.mode, async),
+    result: nothing
+  },
+  appendBytes: {
+    call: (n, h, [segs, bytes, o], async) => n.append(h, segs, bytes, writeFlags(o, false), o.mode, async),
     result: nothing
   },
   remove: { call: (n, h, [segs, directory], async) => n.remove(h, segs, directory, async), result: same },
@@ -398,6 +443,30 @@ function readRange (segments, options) {
   }
 }
 
+function readTextSync (segments, options) {
+  const state = readState(this, 'readText')
+  const joined = joinSegments(segments, 'readText')
+  const maxBytes = checkMaxBytes(options, 'readText')
+  const n = nativeFor(state, 'readText')
+  try {
+    return n.readText(state.handle, joined, maxBytes, false)
+  } catch (err) {
+    throw toError(err, 'readText')
+  }
+}
+
+function readText (segments, options) {
+  try {
+    const state = readState(this, 'readText')
+    const joined = joinSegments(segments, 'readText')
+    const maxBytes = checkMaxBytes(options, 'readText')
+    const n = nativeFor(state, 'readText')
+    return track(state, 'readText', n.readText(state.handle, joined, maxBytes, true), same)
+  } catch (err) {
+    return rejectNow(toError(err, 'readText'))
+  }
+}
+
 /** writeText's content for the binding: a well-formed string as it is (the binding
  * converts it to UTF-8 once, with no Buffer in between), bytes checked and copied. */
 function textArg (text, operation) {
@@ -431,15 +500,59 @@ function writeAsync (self, operation, segments, bytes, options, utf8) {
   }
 }
 
+/** An append's content for the binding: appendText's as textArg (a string as it is;
+ * bytes checked as UTF-8 and copied), appendBytes' copied; bytes at most APPEND_MAX
+ * (checkAppendSize: a string's UTF-8 never passes it). */
+function appendArg (data, operation, utf8) {
+  if (!utf8) {
+    if (isBytes(data)) checkAppendSize(data, operation, 'bytes')
+    return copyBytes(data, operation)
+  }
+  const arg = textArg(data, operation)
+  return typeof arg === 'string' ? arg : checkAppendSize(arg, operation, 'text')
+}
+
+function appendSync (self, operation, segments, data, options, utf8) {
+  const state = writeState(self, operation)
+  const joined = joinSegments(segments, operation)
+  const arg = appendArg(data, operation, utf8)
+  const o = checkAppendOptions(options, operation)
+  const n = nativeFor(state, operation)
+  try {
+    n.append(state.handle, joined, arg, writeFlags(o, utf8), o.mode, false)
+  } catch (err) {
+    throw toError(err, operation)
+  }
+}
+
+function appendAsync (self, operation, segments, data, options, utf8) {
+  try {
+    const state = writeState(self, operation)
+    const joined = joinSegments(segments, operation)
+    const arg = appendArg(data, operation, utf8)
+    const o = checkAppendOptions(options, operation)
+    const n = nativeFor(state, operation)
+    return track(state, operation, n.append(state.handle, joined, arg, writeFlags(o, utf8), o.mode, true), nothing)
+  } catch (err) {
+    return rejectNow(toError(err, operation))
+  }
+}
+
 const HOT = {
   readBytesSync,
   readBytes,
+  readTextSync,
+  readText,
   readRangeSync,
   readRange,
   writeTextSync (segments, text, options) { writeSync(this, 'writeText', segments, text, options, true) },
   writeText (segments, text, options) { return writeAsync(this, 'writeText', segments, text, options, true) },
   writeBytesSync (segments, bytes, options) { writeSync(this, 'writeBytes', segments, bytes, options, false) },
-  writeBytes (segments, bytes, options) { return writeAsync(this, 'writeBytes', segments, bytes, options, false) }
+  writeBytes (segments, bytes, options) { return writeAsync(this, 'writeBytes', segments, bytes, options, false) },
+  appendTextSync (segments, text, options) { appendSync(this, 'appendText', segments, text, options, true) },
+  appendText (segments, text, options) { return appendAsync(this, 'appendText', segments, text, options, true) },
+  appendBytesSync (segments, bytes, options) { appendSync(this, 'appendBytes', segments, bytes, options, false) },
+  appendBytes (segments, bytes, options) { return appendAsync(this, 'appendBytes', segments, bytes, options, false) }
 }
 for (const key of Object.keys(HOT)) {
   const Class = key.startsWith('read') ? ReadAuthority : WriteAuthority

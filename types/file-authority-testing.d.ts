@@ -15,6 +15,9 @@ export {
   WalkEntry,
   WalkListing,
   WriteOptions,
+  AppendOptions,
+  ListOptions,
+  WalkOptions,
   ReadAuthority,
   WriteAuthority
 } from '../index'

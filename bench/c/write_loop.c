@@ -1,5 +1,8 @@
 /* write_loop MODE RESOLVE ROOT REL SIZE N
  *
+ * MODE "excl" or "tmpfile", either with "-nosync" after it ("tmpfile-nosync"): the same
+ * calls without the two fsyncs (writeTextSync with durable: false).
+ *
  * The contract's atomic replace of one file, N times, in the order the package's
  * writeTextSync performs it (its syscall sequence, seen with strace; the harness's
  * syscall check compares the two on every run):
@@ -29,7 +32,10 @@ static void write_all (int fd, const unsigned char *buf, size_t size) {
   }
 }
 
+static int no_sync; /* MODE ...-nosync: durable: false */
+
 static void fsync_fd (int fd) {
+  if (no_sync) return;
   int r;
   do {
     r = fsync(fd);
@@ -102,11 +108,18 @@ static void write_once (int rootfd, const char *rel, int use_openat2, int use_tm
 
 int main (int argc, char **argv) {
   if (argc != 7) {
-    fprintf(stderr, "usage: write_loop excl|tmpfile openat2|walk ROOT REL SIZE N\n");
+    fprintf(stderr, "usage: write_loop excl|tmpfile[-nosync] openat2|walk ROOT REL SIZE N\n");
     return 2;
   }
-  int use_tmpfile = strcmp(argv[1], "tmpfile") == 0;
-  if (!use_tmpfile && strcmp(argv[1], "excl") != 0) bench_die("mode", EINVAL);
+  char mode[32];
+  snprintf(mode, sizeof mode, "%s", argv[1]);
+  char *suffix = strstr(mode, "-nosync");
+  if (suffix != NULL && suffix[7] == '\0') {
+    no_sync = 1;
+    *suffix = '\0';
+  }
+  int use_tmpfile = strcmp(mode, "tmpfile") == 0;
+  if (!use_tmpfile && strcmp(mode, "excl") != 0) bench_die("mode", EINVAL);
   int use_openat2 = strcmp(argv[2], "openat2") == 0;
   if (!use_openat2 && strcmp(argv[2], "walk") != 0) bench_die("resolve", EINVAL);
   long size = bench_parse_count(argv[5]);

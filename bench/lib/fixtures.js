@@ -117,6 +117,14 @@ function linkNames (file, count) {
 
 /** A directory `dir` with `count` entries in no particular order: every tenth a
  * directory, the rest empty files. */
+/** Writes `text` (UTF-8) to `file` (parents created), dated an hour back. */
+function writeText (file, text) {
+  fs.mkdirSync(path.dirname(file), { recursive: true })
+  fs.writeFileSync(file, text)
+  fs.utimesSync(file, AT_REST, AT_REST)
+  lastWrite = Date.now()
+}
+
 function makeListing (dir, count) {
   fs.mkdirSync(dir, { recursive: true })
   for (let i = 0; i < count; i++) {
@@ -127,4 +135,4 @@ function makeListing (dir, count) {
   }
 }
 
-module.exports = { diskBase, tmpfsBase, writeFile, linkNames, atRest, makeListing, cleanup, mkTemp }
+module.exports = { diskBase, tmpfsBase, writeFile, writeText, linkNames, atRest, makeListing, cleanup, mkTemp }

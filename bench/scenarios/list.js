@@ -60,8 +60,42 @@ async function rows (ctx) {
     ],
     comparisons: [{ pkg: 'pkg', alt: 'fs', limit: 1.0, target: '<= 1.0x' }]
   }, ctx)
+  const stats = await runRow({
+    id: 'list-stats-10k',
+    short: 'listSync withStats 10 000 entries',
+    title: 'listSync(segments, { withStats: true }), a directory of 10 000 entries (every tenth a directory)',
+    where: `${ctx.disk.type}, ${ctx.disk.where}`,
+    n,
+    rounds: ctx.quick ? 9 : 21,
+    notes: [
+      'Each entry gets the stat stat() returns (statx relative to the listed directory\'s descriptor, the version string included). The alternative is what a consumer writes for MCP\'s list_directory_with_sizes: fs.readdirSync, fs.lstatSync of each path, sort by name.'
+    ],
+    impls: [
+      {
+        id: 'pkg',
+        label: 'agent-os listSync({ withStats: true })',
+        role: 'package',
+        setup: () => {
+          const a = pkgList(ctx, root, ['big'])
+          const got = a.listSync(['big'], { withStats: true })
+          if (got.length !== count || got.some((e) => e.stat === undefined)) throw new Error('listSync withStats returned other entries')
+          return () => timeSync(n, () => a.listSync(['big'], { withStats: true }))
+        }
+      },
+      {
+        id: 'fs',
+        label: 'fs.readdirSync + fs.lstatSync each + sort',
+        role: 'alternative',
+        setup: () => () => timeSync(n, () => {
+          const dir = path.join(root, 'big')
+          return fs.readdirSync(dir).map((name) => ({ name, stat: fs.lstatSync(path.join(dir, name)) })).sort(byName)
+        })
+      }
+    ],
+    comparisons: [{ pkg: 'pkg', alt: 'fs', limit: 0.5, target: '<= 0.5x' }]
+  }, ctx)
   fs.rmSync(root, { recursive: true, force: true })
-  return [row]
+  return [row, stats]
 }
 
 async function series (ctx) {

@@ -7,7 +7,7 @@ const path = require('node:path')
 const { timeSync, timeAsync } = require('../lib/measure.js')
 const { runRow } = require('../lib/row.js')
 const { runSeries } = require('../lib/series.js')
-const { writeFile, linkNames, atRest } = require('../lib/fixtures.js')
+const { writeFile, writeText, linkNames, atRest } = require('../lib/fixtures.js')
 const { koffiReader } = require('../lib/koffi-reader.js')
 const { fmtBytes } = require('../lib/report.js')
 const { Unavailable } = require('../lib/pkg.js')
@@ -216,6 +216,47 @@ async function rows (ctx) {
         { pkg: 'pkg', alt: 'c', limit: 1.0, target: '<= 1.0x' }
       ],
       teardown: () => fs.rmSync(bigRoot, { recursive: true, force: true })
+    }, ctx))
+  }
+
+  // ---------------------------------------------------------- readTextSync 4 KiB
+  {
+    const n = ctx.quick ? 1000 : 10000
+    const textRoot = path.join(ctx.disk.dir, 'read-text')
+    const text = 'The quick brown fox jumps over the lazy dog; \u00e9t\u00e9 \u{1F600}.\n'.repeat(80).slice(0, 4000)
+    writeText(path.join(textRoot, 'd1', 'd2', 'd3', 'file.txt'), text)
+    const textSegments = ['d1', 'd2', 'd3', 'file.txt']
+    out.push(await runRow({
+      id: 'read-text-4k-sync',
+      short: 'readTextSync 4 KiB, depth 3',
+      title: 'readTextSync, a 4 KiB UTF-8 text file (ASCII with some 2- and 4-byte characters), 3 directories deep, at rest',
+      where,
+      n,
+      rounds: ctx.quick ? 9 : 21,
+      notes: [
+        'readTextSync reads as readBytesSync does (the descriptor kept after the first read) into a buffer of the binding\'s, checks the bytes as UTF-8 and makes the string in C (napi_create_string_utf8); no Buffer is made. fs.readFileSync(p, \'utf8\') opens, reads and closes the file and decodes it without checking: invalid bytes become U+FFFD.',
+        'Checked equal to the file\'s text before timing.'
+      ],
+      impls: [
+        {
+          id: 'pkg',
+          label: 'agent-os readTextSync',
+          role: 'package',
+          setup: () => {
+            const a = packageReader(ctx, textRoot, textSegments, budget.maxBytes)
+            if (a.readTextSync(textSegments, budget) !== text) throw new Error('readTextSync returned another text')
+            return () => timeSync(n, () => a.readTextSync(textSegments, budget))
+          }
+        },
+        {
+          id: 'fs',
+          label: "fs.readFileSync(path.join(...), 'utf8')",
+          role: 'alternative',
+          setup: () => () => timeSync(n, () => fs.readFileSync(path.join(textRoot, 'd1', 'd2', 'd3', 'file.txt'), 'utf8'))
+        }
+      ],
+      comparisons: [{ pkg: 'pkg', alt: 'fs', limit: 1.0, target: '<= 1.0x' }],
+      teardown: () => fs.rmSync(textRoot, { recursive: true, force: true })
     }, ctx))
   }
   return out

@@ -6,7 +6,7 @@ const path = require('node:path')
 const { timeSync } = require('../lib/measure.js')
 const { runRow } = require('../lib/row.js')
 const { writeFile } = require('../lib/fixtures.js')
-const { need, probe, alternative } = require('../lib/pkg.js')
+const { need, probe, alternative, Unavailable } = require('../lib/pkg.js')
 const { cLoop, needOpenat2 } = require('./common.js')
 
 const SIZE = 4096
@@ -79,11 +79,122 @@ async function writeRow (ctx, base, kind) {
   return row
 }
 
+/** writeTextSync 4 KiB with durable: false on tmpfs, against the C loop of the same
+ * calls without the fsyncs. */
+async function volatileWriteRow (ctx) {
+  const base = ctx.tmpfs
+  const root = path.join(base.dir, 'write-volatile')
+  for (const sub of ['pkg', 'c']) writeFile(path.join(root, sub, 'file.txt'), SIZE)
+  const n = ctx.quick ? 300 : 3000
+  const cMode = `${ctx.cWriteMode === 'excl' ? 'excl' : 'tmpfile'}-nosync`
+  return runRow({
+    id: 'write-4k-tmpfs-volatile',
+    short: 'writeTextSync 4 KiB, tmpfs, durable: false',
+    title: 'writeTextSync(segments, text, { durable: false }), 4 KiB, replacing a file on tmpfs',
+    where: `${base.type}, ${base.where}`,
+    n,
+    rounds: ctx.quick ? 9 : 21,
+    notes: ['The C loop makes the package\'s calls for a write (write-4k rows) without the two fsyncs, as durable: false skips them; atomicity stays (the staged file, the exchange, the check of the committed name).'],
+    impls: [
+      {
+        id: 'pkg',
+        label: 'agent-os writeTextSync({ durable: false })',
+        role: 'package',
+        setup: () => {
+          const fa = need(ctx.parts.fileAuthority, ['openWriteAuthoritySync'])
+          const w = probe('openWriteAuthoritySync', () => fa.openWriteAuthoritySync(root))
+          ctx.onExit(() => w.closeSync())
+          probe('writeTextSync', () => w.writeTextSync(['pkg', 'file.txt'], TEXT, { durable: false }))
+          if (fs.readFileSync(path.join(root, 'pkg', 'file.txt'), 'utf8') !== TEXT) throw new Error('writeTextSync wrote other bytes')
+          return () => timeSync(n, () => w.writeTextSync(['pkg', 'file.txt'], TEXT, { durable: false }))
+        }
+      },
+      {
+        id: 'c',
+        label: 'C loop, the same calls without fsync',
+        role: 'alternative',
+        setup: () => {
+          needOpenat2(ctx)
+          return cLoop(ctx, 'write_loop', () => [cMode, 'openat2', root, 'c/file.txt', String(SIZE), String(n)])
+        }
+      }
+    ],
+    comparisons: [{ pkg: 'pkg', alt: 'c', limit: 1.5, target: '<= 1.5x' }],
+    teardown: () => fs.rmSync(root, { recursive: true, force: true })
+  }, ctx)
+}
+
+const LINE = JSON.stringify({ at: '2026-01-01T00:00:00.000Z', tool: 'read', path: 'src/a.ts', outcome: 'ok', note: 'x'.repeat(100) }).padEnd(199, ' ') + '\n'
+
+/** appendTextSync of a 200-byte line, durable or not, against fs.appendFileSync (with
+ * fsync for the durable row). */
+async function appendRow (ctx, durable) {
+  const base = ctx.disk
+  const root = path.join(base.dir, durable ? 'append-durable' : 'append')
+  fs.mkdirSync(root, { recursive: true })
+  const n = durable ? (ctx.quick ? 20 : 200) : (ctx.quick ? 2000 : 20000)
+  const file = path.join(root, 'fs.log')
+  const impls = [
+    {
+      id: 'pkg',
+      label: `agent-os appendTextSync${durable ? '' : '({ durable: false })'}`,
+      role: 'package',
+      setup: () => {
+        const fa = need(ctx.parts.fileAuthority, ['openWriteAuthoritySync'])
+        const w = probe('openWriteAuthoritySync', () => fa.openWriteAuthoritySync(root))
+        ctx.onExit(() => w.closeSync())
+        if (typeof w.appendTextSync !== 'function') throw new Unavailable('not available (primitive not built): no appendTextSync()')
+        const options = { durable }
+        w.appendTextSync(['pkg.log'], LINE, options)
+        return () => timeSync(n, () => w.appendTextSync(['pkg.log'], LINE, options))
+      }
+    },
+    durable
+      ? {
+          id: 'fs',
+          label: 'fs.openSync(a) + appendFileSync(fd) + fsyncSync + closeSync',
+          role: 'alternative',
+          setup: () => () => timeSync(n, () => {
+            const fd = fs.openSync(file, 'a')
+            try {
+              fs.appendFileSync(fd, LINE)
+              fs.fsyncSync(fd)
+            } finally {
+              fs.closeSync(fd)
+            }
+          })
+        }
+      : {
+          id: 'fs',
+          label: 'fs.appendFileSync',
+          role: 'alternative',
+          setup: () => () => timeSync(n, () => fs.appendFileSync(file, LINE))
+        }
+  ]
+  return runRow({
+    id: durable ? 'append-200-durable' : 'append-200',
+    short: `appendTextSync 200 B${durable ? ', durable' : ', durable: false'}`,
+    title: `appendTextSync, a 200-byte line, ${durable ? 'durable (fdatasync)' : 'durable: false'}, to a file directly in the root`,
+    where: `${base.type}, ${base.where}`,
+    n,
+    rounds: ctx.quick ? 9 : 21,
+    notes: [
+      'The package looks at the entry before opening it (no link, FIFO or device is ever opened) and checks the descriptor after: fstatat, openat (O_APPEND | O_NOFOLLOW | O_NONBLOCK), fstat, write, ' + (durable ? 'fdatasync, ' : '') + 'close; fs.appendFileSync opens, writes and closes.'
+    ],
+    impls,
+    comparisons: [{ pkg: 'pkg', alt: 'fs', limit: 1.2, target: '<= 1.2x' }],
+    teardown: () => fs.rmSync(root, { recursive: true, force: true })
+  }, ctx)
+}
+
 async function rows (ctx) {
   const out = []
   if (ctx.tmpfs.dir) out.push(await writeRow(ctx, ctx.tmpfs, 'tmpfs'))
   else out.push({ id: 'write-4k-tmpfs', short: 'writeTextSync 4 KiB, tmpfs', status: 'unavailable', reason: `not available (${ctx.tmpfs.note})`, impls: [], comparisons: [], notes: [] })
   if (ctx.disk.dir) out.push(await writeRow(ctx, ctx.disk, 'disk'))
+  if (ctx.tmpfs.dir) out.push(await volatileWriteRow(ctx))
+  else out.push({ id: 'write-4k-tmpfs-volatile', short: 'writeTextSync 4 KiB, tmpfs, durable: false', status: 'unavailable', reason: `not available (${ctx.tmpfs.note})`, impls: [], comparisons: [], notes: [] })
+  if (ctx.disk.dir) out.push(await appendRow(ctx, false), await appendRow(ctx, true))
   return out
 }
 

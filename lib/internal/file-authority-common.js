@@ -257,28 +257,53 @@ const COUNT = args.safeInteger(0, Number.MAX_SAFE_INTEGER, 'Number.MAX_SAFE_INTE
 const VERSION = args.custom('must be a version string (96 lowercase hex digits) from stat or readVersioned',
   (v) => typeof v === 'string' && VERSION_SHAPE.test(v))
 
+// walk's exclude: an array of entry names, each one segment (read once, copied).
+const EXCLUDE_EXPECTED = 'must be an array of entry names, each one path segment'
+const EXCLUDE = args.rule(EXCLUDE_EXPECTED, (value, ctx) => {
+  if (value === undefined) return Object.freeze([])
+  let names
+  try {
+    names = Array.isArray(value) ? Array.from(value) : undefined
+  } catch {} // a revoked proxy, or one whose trap throws
+  if (names === undefined) throw ctx.bad(EXCLUDE_EXPECTED)
+  const windows = process.platform === 'win32'
+  for (const name of names) if (segmentProblem(name, windows)) throw ctx.bad(EXCLUDE_EXPECTED)
+  return Object.freeze(names)
+})
+
 const budget = (name) => args.defineOptions(name, { maxBytes: MAX_BYTES }, { required: ['maxBytes'] })
 const writeOptions = (name) => args.defineOptions(name, {
   createParents: args.bool(),
   mode: args.permissionBits(0o666),
   ifVersion: VERSION,
-  ifAbsent: args.bool()
+  ifAbsent: args.bool(),
+  durable: args.bool(true)
+})
+const appendOptions = (name) => args.defineOptions(name, {
+  createParents: args.bool(),
+  mode: args.permissionBits(0o666),
+  durable: args.bool(true)
 })
 
 const OPTIONS = Object.freeze({
   readBytes: budget('readBytes'),
   readVersioned: budget('readVersioned'),
+  readText: budget('readText'),
   readRange: args.defineOptions('readRange', {
     offset: COUNT,
     length: args.safeInteger(0, MAX_LENGTH, 'buffer.constants.MAX_LENGTH')
   }, { required: ['offset', 'length'] }),
   walk: args.defineOptions('walk', {
     maxEntries: COUNT,
-    maxDepth: args.safeInteger(0, Number.MAX_SAFE_INTEGER, 'Number.MAX_SAFE_INTEGER', -1)
+    maxDepth: args.safeInteger(0, Number.MAX_SAFE_INTEGER, 'Number.MAX_SAFE_INTEGER', -1),
+    exclude: EXCLUDE,
+    withStats: args.bool()
   }, { required: ['maxEntries'] }),
   writeText: writeOptions('writeText'),
   writeBytes: writeOptions('writeBytes'),
-  list: args.defineOptions('list', {}),
+  appendText: appendOptions('appendText'),
+  appendBytes: appendOptions('appendBytes'),
+  list: args.defineOptions('list', { withStats: args.bool() }),
   remove: args.defineOptions('remove', { directory: args.bool() }),
   makeDirectory: args.defineOptions('makeDirectory', { parents: args.bool(), mode: args.permissionBits(0o777) }),
   rename: args.defineOptions('rename', { replace: args.bool() })
@@ -303,10 +328,29 @@ function checkRangeOptions (options, operation) {
   return OPTIONS[operation].read(options, raise)
 }
 
-/** `{ maxEntries, maxDepth? }` of walk: maxEntries required; maxDepth -1 when left out
- * (unlimited). */
+/** `{ maxEntries, maxDepth?, exclude?, withStats? }` of walk: maxEntries required;
+ * maxDepth -1 when left out (unlimited); exclude a frozen copy ([] when left out). */
 function checkWalkOptions (options, operation) {
   return OPTIONS[operation].read(options, raise)
+}
+
+/** `{ createParents?, mode?, durable? }` of appendText / appendBytes. */
+function checkAppendOptions (options, operation) {
+  return OPTIONS[operation].read(options, raise)
+}
+
+// The most bytes one append writes: an append is one write(2), and Linux moves at most
+// 0x7ffff000 bytes in one call (src/file_authority/fa.h AOS_FA_APPEND_MAX).
+const APPEND_MAX = 0x7ffff000
+
+/** An append's content (a Uint8Array), at most APPEND_MAX bytes (INVALID_OPTION naming
+ * `argument`). A string's UTF-8 never passes it: the engine's longest string is about
+ * 2 ** 29 code units, at most 3 bytes each. */
+function checkAppendSize (bytes, operation, argument) {
+  if (bytes.length > APPEND_MAX) {
+    throw invalidOption(operation, argument, 'must be at most 2147479552 bytes (an append is one write)')
+  }
+  return bytes
 }
 
 /** An operation without an options argument: anything given there is refused. */
@@ -366,8 +410,9 @@ function toBuffer (bytes) {
 const OPERATIONS = Object.freeze([
   { name: 'readBytes', side: 'read', check: (o, segments, options) => [checkSegments(segments, o), checkMaxBytes(options, o)] },
   { name: 'readVersioned', side: 'read', check: (o, segments, options) => [checkSegments(segments, o), checkMaxBytes(options, o)] },
+  { name: 'readText', side: 'read', check: (o, segments, options) => [checkSegments(segments, o), checkMaxBytes(options, o)] },
   { name: 'readRange', side: 'read', check: (o, segments, options) => [checkSegments(segments, o), checkRangeOptions(options, o)] },
-  { name: 'list', side: 'read', check: (o, segments, options) => [checkSegments(segments, o), OPTIONS.list.read(options, raise)] },
+  { name: 'list', side: 'read', check: (o, segments, options) => [checkSegments(segments, o), OPTIONS.list.read(options, raise).withStats] },
   { name: 'walk', side: 'read', check: (o, segments, options) => [checkSegments(segments, o), checkWalkOptions(options, o)] },
   { name: 'stat', side: 'both', check: (o, segments, options) => [checkSegments(segments, o), checkNoOptions(options, o)] },
   {
@@ -386,6 +431,25 @@ const OPERATIONS = Object.freeze([
       const segs = checkSegments(segments, o)
       const copy = copyBytes(bytes, o)
       return [segs, copy, checkWriteOptions(options, o)]
+    }
+  },
+  {
+    name: 'appendText',
+    side: 'write',
+    check: (o, segments, text, options) => {
+      const segs = checkSegments(segments, o)
+      const bytes = checkAppendSize(encodeText(text, o), o, 'text')
+      return [segs, bytes, checkAppendOptions(options, o), typeof text === 'string' ? text : undefined]
+    }
+  },
+  {
+    name: 'appendBytes',
+    side: 'write',
+    check: (o, segments, bytes, options) => {
+      const segs = checkSegments(segments, o)
+      if (isBytes(bytes)) checkAppendSize(bytes, o, 'bytes')
+      const copy = copyBytes(bytes, o)
+      return [segs, copy, checkAppendOptions(options, o)]
     }
   },
   { name: 'remove', side: 'write', check: (o, segments, options) => [checkSegments(segments, o), OPTIONS.remove.read(options, raise).directory] },
@@ -429,6 +493,9 @@ module.exports = {
   checkWriteOptions,
   checkRangeOptions,
   checkWalkOptions,
+  checkAppendOptions,
+  checkAppendSize,
+  APPEND_MAX,
   encodeText,
   copyBytes,
   isBytes,

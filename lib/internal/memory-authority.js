@@ -127,14 +127,21 @@ const MEMORY = {
     const got = memoryTree.readRange(dir, segs, r.offset, r.length, o)
     return got === undefined ? undefined : { bytes: toBuffer(got.bytes), size: got.size, version: got.version }
   },
-  list: (dir, [segs], o) => memoryTree.listDirectory(dir, segs, o),
-  walk: (dir, [segs, w], o) => memoryTree.walk(dir, segs, w.maxEntries, w.maxDepth, o),
+  readText: (dir, [segs, max], o) => memoryTree.readText(dir, segs, max, o),
+  list: (dir, [segs, withStats], o) => memoryTree.listDirectory(dir, segs, withStats, o),
+  walk: (dir, [segs, w], o) => memoryTree.walk(dir, segs, w, o),
   stat: (dir, [segs], o) => memoryTree.stat(dir, segs, o),
   writeText: (dir, [segs, bytes, options, text], o) => {
     memoryTree.writeFile(dir, segs, new Uint8Array(bytes), text, options, o)
   },
   writeBytes: (dir, [segs, bytes, options], o) => {
     memoryTree.writeFile(dir, segs, new Uint8Array(bytes), undefined, options, o)
+  },
+  appendText: (dir, [segs, bytes, options, text], o) => {
+    memoryTree.appendFile(dir, segs, new Uint8Array(bytes), text, options, o)
+  },
+  appendBytes: (dir, [segs, bytes, options], o) => {
+    memoryTree.appendFile(dir, segs, new Uint8Array(bytes), undefined, options, o)
   },
   remove: (dir, [segs, directory], o) => memoryTree.remove(dir, segs, directory, o),
   makeDirectory: (dir, [segs, parents, mode], o) => memoryTree.makeDirectory(dir, segs, parents, mode, o),

@@ -10,6 +10,7 @@
 //   { kind: 'symlink', target: string }   never followed
 //   { kind: 'other' }                     stands for a FIFO, socket or device
 
+const { isUtf8 } = require('node:buffer')
 const {
   MAX_SEGMENTS,
   fail,
@@ -234,12 +235,24 @@ function readFile (root, segments, maxBytes, operation) {
   return new Uint8Array(node.bytes)
 }
 
-function listDirectory (root, segments, operation) {
+/** readFile decoded as UTF-8: bytes that are not UTF-8 are INVALID_CONTENT; a byte-order
+ * mark is kept (Buffer's decoder keeps it, as the native authorities' does). */
+function readText (root, segments, maxBytes, operation) {
+  const bytes = readFile(root, segments, maxBytes, operation)
+  if (bytes === undefined) return undefined
+  if (!isUtf8(bytes)) throw fail('INVALID_CONTENT', operation)
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')
+}
+
+function listDirectory (root, segments, withStats, operation) {
   const { dir } = walkDirectories(root, segments, segments.length, operation, false)
   if (dir === undefined) return undefined
   // Default sort compares UTF-16 code units: the contract's code-unit order.
   const names = [...dir.entries.keys()].sort()
-  const listing = names.map((name) => ({ name, kind: dir.entries.get(name).kind }))
+  const listing = names.map((name) => {
+    const node = dir.entries.get(name)
+    return withStats ? { name, kind: node.kind, stat: statInfo(node) } : { name, kind: node.kind }
+  })
   // Names here are JavaScript strings already checked well-formed, so none is ever left
   // out. `omitted` is an own, read-only, non-enumerable property: it does not show in
   // JSON, Object.keys or assert.deepStrictEqual against a plain array.
@@ -254,6 +267,30 @@ function locate (root, segments, operation, create) {
   const walked = walkDirectories(root, segments, last, operation, create)
   if (walked.dir === undefined) return walked
   return { dir: walked.dir, name: segments[last], node: walked.dir.entries.get(segments[last]), last }
+}
+
+/** Adds `bytes` at the end of the file `segments` (`text`: the string they were given
+ * as), or creates it with `o.mode` less the umask; `o`: AppendOptions, checked already.
+ * Nothing is written to anything but a regular file. */
+function appendFile (root, segments, bytes, text, o, operation) {
+  const last = segments.length - 1
+  if (last < 0) throw fail('UNSAFE_ENTRY', operation, undefined, 'EISDIR')
+  const found = locate(root, segments, operation, o.createParents)
+  if (found.dir === undefined) throw fail('HOST_IO', operation, found.missing, 'ENOENT')
+  const existing = found.node
+  if (existing === undefined) {
+    found.dir.entries.set(found.name, meta({ kind: 'file', bytes, text }, o.mode))
+    touch(found.dir)
+    return
+  }
+  if (existing.kind !== 'file') throw fail('UNSAFE_ENTRY', operation, last, notFileCode(existing))
+  if (bytes.length === 0) return // nothing written: the file is unchanged
+  const joined = new Uint8Array(existing.bytes.length + bytes.length)
+  joined.set(existing.bytes, 0)
+  joined.set(bytes, existing.bytes.length)
+  existing.text = existing.text !== undefined && text !== undefined ? existing.text + text : undefined
+  existing.bytes = joined
+  touch(existing)
 }
 
 /** Replaces or creates the file `segments` with `bytes` (`text`: the string it was
@@ -313,33 +350,57 @@ function readRange (root, segments, offset, length, operation) {
   return { bytes: node.bytes.slice(start, end), size, version: versionOf(node) }
 }
 
-/** Depth-first, code-unit order, a directory before its contents; at most maxEntries
- * entries (truncated when more exist); descends while depth < maxDepth (-1: no limit)
- * and while paths stay within MAX_SEGMENTS segments from the root. */
-function walk (root, segments, maxEntries, maxDepth, operation) {
+/**
+ * Depth-first, code-unit order, a directory before its contents, as the native walk
+ * (src/file_authority/tree.c): `w` is { maxEntries, maxDepth (-1: no limit), exclude,
+ * withStats }. Excluded names are left out wherever they occur, with their subtrees.
+ * Once maxEntries entries are listed nothing more is visited, and `truncated` says
+ * whether anything found was left: an entry of a directory already read, or the last
+ * entry listed being a directory that would have been read (found, not read: not
+ * visited, empty or not). A directory is entered while depth < maxDepth (a bound the
+ * caller chose: no truncation) and while paths stay within MAX_SEGMENTS segments from
+ * the root: a subtree that limit keeps out is counted in `omitted` and sets
+ * `truncated`. maxEntries 0 reads nothing: truncated.
+ */
+function walk (root, segments, w, operation) {
   const { dir } = walkDirectories(root, segments, segments.length, operation, false)
   if (dir === undefined) return undefined
   const limit = Math.max(0, MAX_SEGMENTS - 1 - segments.length)
-  const depthLimit = maxDepth < 0 ? limit : Math.min(maxDepth, limit)
+  const depthMax = w.maxDepth < 0 ? Infinity : w.maxDepth
+  const excluded = new Set(w.exclude)
   const out = []
   let truncated = false
-  const visit = (node, prefix) => {
-    for (const name of [...node.entries.keys()].sort()) {
-      if (out.length === maxEntries) {
+  let omitted = 0
+  const read = (node) => [...node.entries.keys()].filter((name) => !excluded.has(name)).sort()
+  if (w.maxEntries === 0) {
+    truncated = true
+  } else {
+    const stack = [{ node: dir, names: read(dir), next: 0, prefix: [] }]
+    while (stack.length > 0) {
+      const f = stack[stack.length - 1]
+      if (f.next === f.names.length) {
+        stack.pop()
+        continue
+      }
+      const name = f.names[f.next++]
+      const child = f.node.entries.get(name)
+      const depth = f.prefix.length
+      const path = [...f.prefix, name]
+      out.push(w.withStats ? { path, kind: child.kind, stat: statInfo(child) } : { path, kind: child.kind })
+      const isDir = child.kind === 'directory' && depth < depthMax
+      const beyond = isDir && depth >= limit
+      if (beyond) {
+        omitted++
         truncated = true
-        return
       }
-      const child = node.entries.get(name)
-      const path = [...prefix, name]
-      out.push({ path, kind: child.kind })
-      if (child.kind === 'directory' && prefix.length < depthLimit) {
-        visit(child, path)
-        if (truncated) return
+      if (out.length === w.maxEntries) {
+        if ((isDir && !beyond) || stack.some((g) => g.next < g.names.length)) truncated = true
+        break
       }
+      if (isDir && !beyond) stack.push({ node: child, names: read(child), next: 0, prefix: path })
     }
   }
-  visit(dir, [])
-  Object.defineProperty(out, 'omitted', { value: 0, enumerable: false, writable: false, configurable: false })
+  Object.defineProperty(out, 'omitted', { value: omitted, enumerable: false, writable: false, configurable: false })
   Object.defineProperty(out, 'truncated', { value: truncated, enumerable: false, writable: false, configurable: false })
   return out
 }
@@ -414,8 +475,10 @@ module.exports = {
   parseTree,
   snapshotTree,
   readFile,
+  readText,
   listDirectory,
   writeFile,
+  appendFile,
   stat,
   readVersioned,
   readRange,

@@ -81,6 +81,14 @@ int aos_fa_fail(aos_fa_status *st, aos_fa_kind kind, int err, int segment);
  * code point above U+10FFFF). */
 bool aos_fa_utf8_valid(const uint8_t *s, size_t len);
 
+/* The length of the longest prefix of s[0..len) that is ASCII. */
+size_t aos_fa_utf8_ascii_prefix(const uint8_t *s, size_t len);
+
+/* Decodes s[0..len) as UTF-8 into UTF-16 code units at out (room for len units: UTF-16
+ * never needs more units than UTF-8 has bytes), checking it as aos_fa_utf8_valid does,
+ * in one pass. Returns the count of units, or SIZE_MAX when the bytes are not UTF-8. */
+size_t aos_fa_utf8_to_utf16(const uint8_t *s, size_t len, uint16_t *out);
+
 /* Checks `count` NUL-terminated segments: at most AOS_FA_MAX_SEGMENTS of them, each
  * non-empty, not "." or "..", without '/', '\\' or NUL, at most
  * AOS_FA_MAX_SEGMENT_BYTES bytes of valid UTF-8. Returns 0, or -EINVAL with
@@ -199,11 +207,27 @@ typedef enum {
   AOS_FA_KIND_OTHER = 3
 } aos_fa_entry_kind;
 
+/* What stat reports of one entry, observed without following it. */
 typedef struct {
-  char *name; /* NUL-terminated, valid UTF-8 */
+  aos_fa_entry_kind kind;
+  uint64_t size;    /* bytes; a symlink: the link's own size */
+  int64_t mtime_ns; /* modification time, nanoseconds since the epoch */
+  uint32_t mode;    /* permission bits only (mode & 0777) */
+  aos_fa_version version;
+} aos_fa_stat_info;
+
+typedef struct {
+  char *name; /* NUL-terminated, valid UTF-8; its allocation also holds *stat */
   size_t len;
   aos_fa_entry_kind kind;
+  aos_fa_stat_info *stat; /* listed with stats: the entry's stat; else NULL */
 } aos_fa_entry;
+
+/* segments.c: fills e with a copy of name[0..len) (and room for a stat when
+ * `with_stat`, in the same allocation: free(e->name) releases both) and `kind`.
+ * false when there is no memory. */
+bool aos_fa_entry_init(aos_fa_entry *e, const char *name, size_t len, aos_fa_entry_kind kind,
+                       bool with_stat);
 
 typedef struct {
   aos_fa_entry *entries;
@@ -212,8 +236,11 @@ typedef struct {
 } aos_fa_listing;
 
 /* Lists the directory segs[0..count) (count 0: the root), without "." and "..",
- * unsorted. NOT_FOUND when it is missing; UNSAFE_ENTRY when it is not a directory. */
-int aos_fa_list(const aos_fa_root *root, const char *const *segs, size_t count,
+ * unsorted. NOT_FOUND when it is missing; UNSAFE_ENTRY when it is not a directory.
+ * `with_stats`: each entry also gets its stat, as aos_fa_stat reports it, observed
+ * relative to the listed directory's descriptor without following it (an entry gone
+ * before it was looked at is left out; its kind is the stat's). */
+int aos_fa_list(const aos_fa_root *root, const char *const *segs, size_t count, bool with_stats,
                 aos_fa_listing *out, aos_fa_status *st);
 void aos_fa_listing_free(aos_fa_listing *listing);
 
@@ -237,33 +264,58 @@ typedef struct {
   /* NULL, or a version string (aos_fa_version_string_valid): replace only a regular
    * file of that version at the commit, else FILE_CHANGED (a missing target too). */
   const char *if_version;
+  /* Flush the content and the parent directory to disk before returning (false:
+   * atomicity stays, durability across a power loss is the filesystem's). */
+  bool durable;
 } aos_fa_write_opts;
 
-/* create_parents false, utf8 true, mode 0666, if_absent false, if_version NULL. */
+/* create_parents false, utf8 true, mode 0666, if_absent false, if_version NULL,
+ * durable true. */
 void aos_fa_write_opts_init(aos_fa_write_opts *opts);
 
 /* Atomically replaces (or creates) the regular file segs[0..count) (count 0, the
  * root: UNSAFE_ENTRY) with data[0..len): exclusive owner-only temporary file in the
- * retained parent, written, flushed, given its final permission bits (a replaced
- * file's mode & 0777, never set-id bits; a new file: opts->mode less the umask),
- * committed relative to the parent without ever replacing an entry of another kind,
- * parent flushed, committed name checked against the temporary file's identity. */
+ * retained parent, written, flushed (opts->durable), given its final permission bits
+ * (a replaced file's mode & 0777, never set-id bits; a new file: opts->mode less the
+ * umask), committed relative to the parent without ever replacing an entry of another
+ * kind, parent flushed (opts->durable), committed name checked against the temporary
+ * file's identity. */
 int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
                  const uint8_t *data, size_t len, const aos_fa_write_opts *opts,
                  aos_fa_status *st);
 
+/* ---- posix_append.c / win32_append.c */
+
+/* The most bytes one append writes: the most Linux moves in one write(2) call
+ * (0x7ffff000), the same bound on every platform. An append is one write, so a longer
+ * one is refused. */
+#define AOS_FA_APPEND_MAX ((size_t)0x7ffff000)
+
+typedef struct {
+  bool create_parents; /* create missing parent directories, none through a link */
+  bool utf8;           /* the bytes must be valid UTF-8 (appendText), else INVALID_CONTENT */
+  uint32_t mode;       /* a new file's permission bits (0 ... 0777), less the umask */
+  bool durable;        /* flush the file (and the parent when the file was created) */
+} aos_fa_append_opts;
+
+/* create_parents false, utf8 true, mode 0666, durable true (read.c). */
+void aos_fa_append_opts_init(aos_fa_append_opts *opts);
+
+/* Appends data[0..len) at the end of the regular file segs[0..count) (count 0, the
+ * root: UNSAFE_ENTRY EISDIR) in one write on a descriptor opened for appending, so
+ * concurrent appends never interleave; a missing file is created exclusively with
+ * opts->mode less the umask. The entry is looked at first and never opened unless a
+ * regular file (a link: UNSAFE_ENTRY ELOOP; a directory: EISDIR; a FIFO, socket or
+ * device: UNSAFE_ENTRY); set-id bits are cleared. len above AOS_FA_APPEND_MAX: HOST_IO
+ * EFBIG, nothing opened. A write the filesystem ends early fails HOST_IO and leaves a
+ * prefix of the bytes at the end. */
+int aos_fa_append(const aos_fa_root *root, const char *const *segs, size_t count,
+                  const uint8_t *data, size_t len, const aos_fa_append_opts *opts,
+                  aos_fa_status *st);
+
 /* ---- the 0.2 operations: one concern per file (posix_stat.c, posix_remove.c,
  * posix_mkdir.c, posix_rename.c, posix_tree.c). Each resolves its parent from the
  * retained root like aos_fa_walk and acts relative to that parent descriptor. */
-
-/* What stat reports of one entry, observed without following it. */
-typedef struct {
-  aos_fa_entry_kind kind;
-  uint64_t size;    /* bytes; a symlink: the link's own size */
-  int64_t mtime_ns; /* modification time, nanoseconds since the epoch */
-  uint32_t mode;    /* permission bits only (mode & 0777) */
-  aos_fa_version version;
-} aos_fa_stat_info;
 
 /* Looks at segs[0..count) (count 0: the root) without following it and without
  * opening it for reading. NOT_FOUND when it or a parent is missing. */
@@ -294,26 +346,45 @@ int aos_fa_make_directory(const aos_fa_root *root, const char *const *segs, size
 int aos_fa_rename(const aos_fa_root *root, const char *const *from, size_t nfrom,
                   const char *const *to, size_t nto, bool replace, aos_fa_status *st);
 
-/* One entry of a bounded walk, in walk order: its name (valid UTF-8), its kind and
- * its depth (0: a child of the walked directory); an entry's path is the names of the
- * last entry of each smaller depth before it, then its own. */
+/* One entry of a bounded walk, in walk order: its name (valid UTF-8), its kind (and
+ * with stats its stat) and its depth (0: a child of the walked directory); an entry's
+ * path is the names of the last entry of each smaller depth before it, then its own. */
 typedef struct {
   aos_fa_entry *entries;
   uint32_t *depths;
   size_t count;
-  size_t omitted;  /* names not valid UTF-8 and directories replaced before entry */
-  bool truncated;  /* more entries existed than max_entries */
+  /* names not valid UTF-8 and directories replaced before entry, each with its
+   * subtree; and subtrees not entered because of the AOS_FA_MAX_SEGMENTS limit */
+  size_t omitted;
+  /* the walk stopped before visiting everything it found: max_entries was reached
+   * with an entry or a directory's contents not yet visited (a directory found but
+   * not read is not visited, empty or not), or the segment limit kept it out of a
+   * subtree */
+  bool truncated;
 } aos_fa_tree;
 
-/* Walks beneath the directory segs[0..count), depth-first, each directory's entries
- * in code-unit order, a directory before its contents, never following a link and
- * never descending by path (each child directory is opened from its parent's
- * descriptor with O_NOFOLLOW | O_DIRECTORY). At most max_entries entries; descends
- * while depth < max_depth, and never deeper than a path of AOS_FA_MAX_SEGMENTS
- * segments from the root. NOT_FOUND / UNSAFE_ENTRY as aos_fa_list. */
+/* How to walk. */
+typedef struct {
+  uint64_t max_entries; /* the most entries listed; also bounds the work (tree.c) */
+  uint64_t max_depth;   /* descend while depth < max_depth (UINT64_MAX: no bound) */
+  /* names (each a valid segment) left out wherever they occur, with their subtrees:
+   * not listed, not entered, not counted in max_entries or omitted */
+  const char *const *exclude;
+  size_t nexclude;
+  bool with_stats; /* each entry's stat, as aos_fa_stat reports it */
+} aos_fa_walk_opts;
+
+/* Walks beneath the directory segs[0..count) (tree.c), depth-first, each directory's
+ * entries in code-unit order, a directory before its contents, never following a link
+ * and never descending by path (each child directory is opened from its parent's
+ * descriptor without following it). Once max_entries entries are listed no further
+ * directory is read, and a directory is read keeping only as many of its names as
+ * could still be listed (the smallest: every name is looked at, since any could come
+ * first). Descends while depth < max_depth, and never so deep that a path from the
+ * root would pass AOS_FA_MAX_SEGMENTS segments (such a subtree: omitted, truncated).
+ * NOT_FOUND / UNSAFE_ENTRY as aos_fa_list. */
 int aos_fa_tree_walk(const aos_fa_root *root, const char *const *segs, size_t count,
-                     uint64_t max_entries, uint64_t max_depth, aos_fa_tree *out,
-                     aos_fa_status *st);
+                     const aos_fa_walk_opts *opts, aos_fa_tree *out, aos_fa_status *st);
 void aos_fa_tree_free(aos_fa_tree *tree);
 
 #endif

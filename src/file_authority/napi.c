@@ -279,7 +279,6 @@ static bool aos_fa__get_segments(napi_env env, napi_value arr, aos_fa__segs *out
 }
 
 static napi_value aos_fa__make_buffer(napi_env env, uint8_t *data, size_t len);
-static napi_value aos_fa__make_listing(napi_env env, aos_fa_listing *listing);
 
 static void aos_fa__free_data(napi_env env, void *data, void *hint) {
   (void)env;
@@ -314,29 +313,68 @@ static napi_value aos_fa__make_buffer(napi_env env, uint8_t *data, size_t len) {
   return arr;
 }
 
+/* The names of entries[0..n) joined with '/' (no name holds a '/'), as one string. */
+static napi_value aos_fa__joined_names(napi_env env, const aos_fa_entry *entries, size_t n) {
+  size_t total = 0;
+  for (size_t i = 0; i < n; i++) total += entries[i].len + 1;
+  char *joined = malloc(total > 0 ? total : 1);
+  if (joined == NULL) return aos_fa__throw(env, aos_napi_raw_error(env, "HOST_IO", ENOMEM, -1));
+  size_t at = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (i > 0) joined[at++] = '/';
+    memcpy(joined + at, entries[i].name, entries[i].len);
+    at += entries[i].len;
+  }
+  napi_value out;
+  napi_status s = napi_create_string_utf8(env, joined, at, &out);
+  free(joined);
+  AOS_CALL(env, s, NULL);
+  return out;
+}
+
+/* The stats of entries[0..n) as [sizes (Float64Array), mtimeMs (Float64Array), modes
+ * (Uint16Array), versions (one string, AOS_FA_VERSION_CHARS characters each)] stored at
+ * out[at..at+4). */
+static bool aos_fa__set_stats(napi_env env, const aos_fa_entry *entries, size_t n, napi_value out, uint32_t at) {
+  napi_value v[4], ab;
+  void *p_sizes = NULL, *p_mtimes = NULL, *p_modes = NULL;
+  char *text = malloc(n * AOS_FA_VERSION_CHARS + 1);
+  if (text == NULL) {
+    aos_fa__throw(env, aos_napi_raw_error(env, "HOST_IO", ENOMEM, -1));
+    return false;
+  }
+  napi_status s = napi_create_arraybuffer(env, n * sizeof(double), &p_sizes, &ab);
+  if (s == napi_ok) s = napi_create_typedarray(env, napi_float64_array, n, ab, 0, &v[0]);
+  if (s == napi_ok) s = napi_create_arraybuffer(env, n * sizeof(double), &p_mtimes, &ab);
+  if (s == napi_ok) s = napi_create_typedarray(env, napi_float64_array, n, ab, 0, &v[1]);
+  if (s == napi_ok) s = napi_create_arraybuffer(env, n * sizeof(uint16_t), &p_modes, &ab);
+  if (s == napi_ok) s = napi_create_typedarray(env, napi_uint16_array, n, ab, 0, &v[2]);
+  for (size_t i = 0; s == napi_ok && i < n; i++) {
+    const aos_fa_stat_info *info = entries[i].stat;
+    ((double *)p_sizes)[i] = (double)info->size;
+    ((double *)p_mtimes)[i] = (double)info->mtime_ns / 1e6;
+    ((uint16_t *)p_modes)[i] = (uint16_t)info->mode;
+    char one[AOS_FA_VERSION_CHARS + 1];
+    aos_fa_version_string(&info->version, one);
+    memcpy(text + i * AOS_FA_VERSION_CHARS, one, AOS_FA_VERSION_CHARS);
+  }
+  if (s == napi_ok) s = napi_create_string_latin1(env, text, n * AOS_FA_VERSION_CHARS, &v[3]);
+  free(text);
+  for (uint32_t i = 0; s == napi_ok && i < 4; i++) s = napi_set_element(env, out, at + i, v[i]);
+  AOS_CALL(env, s, false);
+  return true;
+}
+
 /* [names, kinds (Uint8Array), omitted], in the listing's order. `names` is one
  * string, the names joined with '/' (no name holds a '/' or a NUL), which the JS
  * layer splits: one string made here instead of one string and one element store
  * per entry (about 1 000 instructions an entry). Empty listing: "". */
 static napi_value aos_fa__make_listing(napi_env env, aos_fa_listing *l) {
-  napi_value out, names, kinds_ab, kinds, omitted;
+  napi_value out, kinds_ab, kinds, omitted;
   void *kind_bytes = NULL;
-  size_t total = 0;
-  for (size_t i = 0; i < l->count; i++) total += l->entries[i].len + 1;
-  char *joined = malloc(total > 0 ? total : 1);
-  if (joined == NULL) {
-    aos_fa_listing_free(l);
-    return aos_fa__throw(env, aos_napi_raw_error(env, "HOST_IO", ENOMEM, -1));
-  }
-  size_t at = 0;
-  for (size_t i = 0; i < l->count; i++) {
-    if (i > 0) joined[at++] = '/';
-    memcpy(joined + at, l->entries[i].name, l->entries[i].len);
-    at += l->entries[i].len;
-  }
+  napi_value names = aos_fa__joined_names(env, l->entries, l->count);
+  if (names == NULL) return NULL;
   napi_status s = napi_create_array_with_length(env, 3, &out);
-  if (s == napi_ok) s = napi_create_string_utf8(env, joined, at, &names);
-  free(joined);
   if (s == napi_ok) s = napi_create_arraybuffer(env, l->count, &kind_bytes, &kinds_ab);
   if (s == napi_ok) s = napi_create_typedarray(env, napi_uint8_array, l->count, kinds_ab, 0, &kinds);
   for (size_t i = 0; s == napi_ok && i < l->count; i++) {
@@ -346,7 +384,6 @@ static napi_value aos_fa__make_listing(napi_env env, aos_fa_listing *l) {
   if (s == napi_ok) s = napi_set_element(env, out, 0, names);
   if (s == napi_ok) s = napi_set_element(env, out, 1, kinds);
   if (s == napi_ok) s = napi_set_element(env, out, 2, omitted);
-  aos_fa_listing_free(l);
   AOS_CALL(env, s, NULL);
   return out;
 }
@@ -463,9 +500,14 @@ struct aos_fa__op {
   bool writable;            /* open */
   aos_fa__segs segs;
   aos_fa__segs segs2;       /* rename's target */
-  uint64_t a, b;            /* maxBytes / offset, length / maxEntries, maxDepth */
-  bool flag;                /* read: versioned; remove: directory; mkdir: parents; rename: replace */
+  aos_fa_walk_opts walk;    /* walk */
+  char *excl_text;          /* walk: the excluded names, joined, split in place (owned) */
+  const char **excl;        /* walk: the excluded names (owned) */
+  uint64_t a, b;            /* maxBytes / offset, length */
+  bool flag;                /* read: versioned; list: withStats; remove: directory; mkdir: parents;
+                               rename: replace */
   aos_fa_write_opts wo;
+  aos_fa_append_opts ao;
   uint32_t mode;
   char if_version[AOS_FA_VERSION_CHARS + 1];
   const uint8_t *bytes;
@@ -489,6 +531,8 @@ struct aos_fa__op {
   napi_ref handle_ref; /* keeps the authority's handle object alive while queued */
   napi_ref bytes_ref;  /* keeps the bytes to write alive while queued */
   char *text;          /* write: the text converted here (owned), or NULL */
+  uint16_t *units;     /* readText: the text as UTF-16 (owned), or NULL (all ASCII) */
+  size_t nunits;
 };
 
 #define AOS_FA__SEGS(op) ((const char *const *)(op)->segs.v), (op)->segs.n
@@ -499,6 +543,9 @@ static void aos_fa__op_clear(aos_fa__op *op) {
   free(op->text);
   free(op->segs.heap);
   free(op->segs2.heap);
+  free(op->excl_text);
+  free(op->units);
+  free(op->excl);
   free(op->dest.heap);
   aos_fa_listing_free(&op->listing);
   aos_fa_tree_free(&op->tree);
@@ -662,15 +709,76 @@ static napi_value aos_fa__result_range(napi_env env, aos_fa__op *op) {
   return arr;
 }
 
-/* list(h, segs, async) -> [names, kinds, omitted] */
+/* list(h, segs, withStats, async) -> [names, kinds, omitted], and with stats
+ * [..., sizes (Float64Array), mtimeMs (Float64Array), modes (Uint16Array), versions
+ * (one string: AOS_FA_VERSION_CHARS characters per entry, in order)] */
+static bool aos_fa__decode_flag(napi_env env, napi_value *argv, aos_fa__op *op);
+
 static void aos_fa__run_list(aos_fa__op *op) {
-  op->rc = aos_fa_list(&op->h->root, AOS_FA__SEGS(op), &op->listing, &op->st);
+  op->rc = aos_fa_list(&op->h->root, AOS_FA__SEGS(op), op->flag, &op->listing, &op->st);
   /* Sorted here, off the JavaScript thread for list(). */
   if (op->rc == 0) aos_fa_listing_sort(&op->listing);
 }
 
 static napi_value aos_fa__result_list(napi_env env, aos_fa__op *op) {
-  return aos_fa__make_listing(env, &op->listing);
+  napi_value out = aos_fa__make_listing(env, &op->listing);
+  if (out != NULL && op->flag && !aos_fa__set_stats(env, op->listing.entries, op->listing.count, out, 3)) return NULL;
+  return out;
+}
+
+/* readText(h, segs, maxBytes, async) -> string: the file read whole into a malloc'ed
+ * buffer and, in the same run (off the JavaScript thread when async), checked as UTF-8
+ * and made ready for one copy into a string: text that is all ASCII becomes a one-byte
+ * string as it is (napi_create_string_latin1); other text is decoded to UTF-16 in one
+ * checking pass (aos_fa_utf8_to_utf16) and copied into a string with
+ * napi_create_string_utf16 (V8's own UTF-8 decoding scans twice and took longer than
+ * the read). Nothing else is made: no ArrayBuffer for bytes that are garbage at once. */
+static bool aos_fa__decode_text_read(napi_env env, napi_value *argv, aos_fa__op *op) {
+  return aos_fa__arg_u64(env, argv[2], &op->a);
+}
+
+static uint8_t *aos_fa__heap_dest(void *ctx, size_t size) {
+  aos_fa__dest *d = ctx;
+  d->heap = malloc(size > 0 ? size : 1);
+  return d->heap;
+}
+
+static void aos_fa__run_read_text(aos_fa__op *op) {
+  uint8_t *data = NULL;
+  op->rc = aos_fa_read_into(&op->h->root, AOS_FA__SEGS(op), op->a, aos_fa__heap_dest, &op->dest, &data,
+                            &op->len, NULL, &op->st);
+  if (op->rc != 0) return;
+  const uint8_t *bytes = op->dest.heap;
+  size_t ascii = aos_fa_utf8_ascii_prefix(bytes, op->len);
+  if (ascii == op->len) return; /* one-byte text as it is */
+  op->units = malloc(op->len * sizeof(uint16_t));
+  if (op->units == NULL) {
+    op->rc = aos_fa_fail(&op->st, AOS_FA_HOST_IO, ENOMEM, -1);
+    return;
+  }
+  for (size_t i = 0; i < ascii; i++) op->units[i] = bytes[i];
+  size_t n = aos_fa_utf8_to_utf16(bytes + ascii, op->len - ascii, op->units + ascii);
+  if (n == SIZE_MAX) {
+    op->rc = aos_fa_fail(&op->st, AOS_FA_INVALID_CONTENT, 0, -1);
+    return;
+  }
+  op->nunits = ascii + n;
+}
+
+static napi_value aos_fa__result_read_text(napi_env env, aos_fa__op *op) {
+  napi_value out;
+  napi_status s = op->units != NULL
+                      ? napi_create_string_utf16(env, op->units, op->nunits, &out)
+                      : napi_create_string_latin1(env, (const char *)op->dest.heap, op->len, &out);
+  if (s != napi_ok) {
+    /* A text longer than the engine's longest string. */
+    napi_value ignored;
+    bool pending = false;
+    napi_is_exception_pending(env, &pending);
+    if (pending) napi_get_and_clear_last_exception(env, &ignored);
+    return aos_fa__throw(env, aos_napi_raw_error(env, "HOST_IO", ENOMEM, -1));
+  }
+  return out;
 }
 
 /* stat(h, segs, async) -> [kind, size, mtimeMs, mode, version] */
@@ -691,45 +799,89 @@ static napi_value aos_fa__result_stat(napi_env env, aos_fa__op *op) {
   return arr;
 }
 
-/* walk(h, segs, maxEntries, maxDepth (-1: unlimited), async)
- *   -> [names, kinds (Uint8Array), depths (Uint32Array), omitted, truncated] */
+/* walk(h, segs, maxEntries, maxDepth (-1: unlimited), exclude, withStats, async)
+ *   -> [names (one string, joined with '/'), kinds (Uint8Array), depths (Uint32Array),
+ *       omitted, truncated], and with stats [..., sizes, mtimeMs, modes, versions] as
+ *       list's. `exclude`: undefined, or the excluded names joined with '/' (the JS
+ *       layer checked each is a segment; each is checked again here). */
+static bool aos_fa__decode_exclude(napi_env env, napi_value v, aos_fa__op *op) {
+  napi_valuetype t;
+  AOS_CALL(env, napi_typeof(env, v, &t), false);
+  if (t == napi_undefined) return true;
+  size_t len = 0;
+  if (t != napi_string || napi_get_value_string_utf8(env, v, NULL, 0, &len) != napi_ok) {
+    aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
+    return false;
+  }
+  op->excl_text = malloc(len + 1);
+  size_t n = 1;
+  if (op->excl_text != NULL) {
+    AOS_CALL(env, napi_get_value_string_utf8(env, v, op->excl_text, len + 1, &len), false);
+    for (size_t i = 0; i < len; i++) n += op->excl_text[i] == '/';
+    op->excl = malloc(n * sizeof *op->excl);
+  }
+  if (op->excl_text == NULL || op->excl == NULL) {
+    aos_fa__throw(env, aos_napi_raw_error(env, "HOST_IO", ENOMEM, -1));
+    return false;
+  }
+  char *p = op->excl_text;
+  for (size_t i = 0; i < n; i++) {
+    char *slash = strchr(p, '/');
+    if (slash != NULL) *slash = '\0';
+    aos_fa_status st;
+    const char *one[1] = {p};
+    if (strlen(p) != (size_t)((slash != NULL ? slash : op->excl_text + len) - p) ||
+        aos_fa_segments_check(one, 1, &st) != 0) {
+      aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
+      return false;
+    }
+    op->excl[i] = p;
+    if (slash != NULL) p = slash + 1;
+  }
+  op->walk.exclude = op->excl;
+  op->walk.nexclude = n;
+  return true;
+}
+
 static bool aos_fa__decode_walk(napi_env env, napi_value *argv, aos_fa__op *op) {
-  return aos_fa__arg_u64(env, argv[2], &op->a) && aos_fa__arg_u64(env, argv[3], &op->b);
+  memset(&op->walk, 0, sizeof op->walk);
+  return aos_fa__arg_u64(env, argv[2], &op->walk.max_entries) && aos_fa__arg_u64(env, argv[3], &op->walk.max_depth) &&
+         aos_fa__decode_exclude(env, argv[4], op) && aos_fa__arg_bool(env, argv[5], &op->walk.with_stats);
 }
 
 static void aos_fa__run_walk(aos_fa__op *op) {
-  op->rc = aos_fa_tree_walk(&op->h->root, AOS_FA__SEGS(op), op->a, op->b, &op->tree, &op->st);
+  op->rc = aos_fa_tree_walk(&op->h->root, AOS_FA__SEGS(op), &op->walk, &op->tree, &op->st);
 }
 
 static napi_value aos_fa__result_walk(napi_env env, aos_fa__op *op) {
   aos_fa_tree *t = &op->tree;
   napi_value v[5], kinds_ab, depths_ab, arr;
   void *kinds = NULL, *depths = NULL;
-  napi_status s = napi_create_array_with_length(env, t->count, &v[0]);
-  if (s == napi_ok) s = napi_create_arraybuffer(env, t->count, &kinds, &kinds_ab);
+  v[0] = aos_fa__joined_names(env, t->entries, t->count);
+  if (v[0] == NULL) return NULL;
+  napi_status s = napi_create_arraybuffer(env, t->count, &kinds, &kinds_ab);
   if (s == napi_ok) s = napi_create_typedarray(env, napi_uint8_array, t->count, kinds_ab, 0, &v[1]);
   if (s == napi_ok) s = napi_create_arraybuffer(env, t->count * sizeof(uint32_t), &depths, &depths_ab);
   if (s == napi_ok) s = napi_create_typedarray(env, napi_uint32_array, t->count, depths_ab, 0, &v[2]);
   for (size_t i = 0; s == napi_ok && i < t->count; i++) {
-    napi_value name;
-    s = napi_create_string_utf8(env, t->entries[i].name, t->entries[i].len, &name);
-    if (s == napi_ok) s = napi_set_element(env, v[0], (uint32_t)i, name);
-    if (s == napi_ok) ((uint8_t *)kinds)[i] = (uint8_t)t->entries[i].kind;
-    if (s == napi_ok) ((uint32_t *)depths)[i] = t->depths[i];
+    ((uint8_t *)kinds)[i] = (uint8_t)t->entries[i].kind;
+    ((uint32_t *)depths)[i] = t->depths[i];
   }
   if (s == napi_ok) s = napi_create_double(env, (double)t->omitted, &v[3]);
   if (s == napi_ok) s = napi_get_boolean(env, t->truncated, &v[4]);
-  if (s == napi_ok) s = napi_create_array_with_length(env, 5, &arr);
+  if (s == napi_ok) s = napi_create_array_with_length(env, op->walk.with_stats ? 9 : 5, &arr);
   for (uint32_t i = 0; s == napi_ok && i < 5; i++) s = napi_set_element(env, arr, i, v[i]);
   AOS_CALL(env, s, NULL);
+  if (op->walk.with_stats && !aos_fa__set_stats(env, t->entries, t->count, arr, 5)) return NULL;
   return arr;
 }
 
-/* write(h, segs, bytes, flags (1 createParents, 2 utf8, 4 ifAbsent), mode,
- *       ifVersion | undefined, async) */
+/* write(h, segs, bytes, flags (1 createParents, 2 utf8, 4 ifAbsent, 8 not durable),
+ *       mode, ifVersion | undefined, async) */
 #define AOS_FA__W_PARENTS 1u
 #define AOS_FA__W_UTF8 2u
 #define AOS_FA__W_ABSENT 4u
+#define AOS_FA__W_VOLATILE 8u
 
 /* A text to write, given as the JS string itself (the JS layer checked it is
  * well-formed): converted once to UTF-8 into a buffer the op owns, with no JS Buffer
@@ -754,36 +906,42 @@ static bool aos_fa__text_arg(napi_env env, napi_value v, aos_fa__op *op) {
   return true;
 }
 
-static bool aos_fa__decode_write(napi_env env, napi_value *argv, aos_fa__op *op) {
-  uint32_t flags = 0, mode = 0;
-  if (napi_get_value_uint32(env, argv[3], &flags) != napi_ok ||
-      napi_get_value_uint32(env, argv[4], &mode) != napi_ok || mode > 0777) {
+/* The flags, the mode and the content (argv[2]: a string when utf8, else a Uint8Array)
+ * of a write or an append. */
+static bool aos_fa__decode_content(napi_env env, napi_value *argv, aos_fa__op *op, uint32_t *flags,
+                                   uint32_t *mode) {
+  if (napi_get_value_uint32(env, argv[3], flags) != napi_ok ||
+      napi_get_value_uint32(env, argv[4], mode) != napi_ok || *mode > 0777) {
     aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
     return false;
   }
   napi_valuetype vt;
   AOS_CALL(env, napi_typeof(env, argv[2], &vt), false);
-  if (vt == napi_string && (flags & AOS_FA__W_UTF8) != 0) {
-    if (!aos_fa__text_arg(env, argv[2], op)) return false;
-  } else {
-    bool is_typed = false;
-    AOS_CALL(env, napi_is_typedarray(env, argv[2], &is_typed), false);
-    napi_typedarray_type tt = napi_int8_array;
-    size_t n = 0, offset = 0;
-    void *bytes = NULL;
-    napi_value ab;
-    if (is_typed) AOS_CALL(env, napi_get_typedarray_info(env, argv[2], &tt, &n, &bytes, &ab, &offset), false);
-    if (!is_typed || tt != napi_uint8_array) {
-      aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
-      return false;
-    }
-    op->bytes = bytes;
-    op->nbytes = n;
+  if (vt == napi_string && (*flags & AOS_FA__W_UTF8) != 0) return aos_fa__text_arg(env, argv[2], op);
+  bool is_typed = false;
+  AOS_CALL(env, napi_is_typedarray(env, argv[2], &is_typed), false);
+  napi_typedarray_type tt = napi_int8_array;
+  size_t n = 0, offset = 0;
+  void *bytes = NULL;
+  napi_value ab;
+  if (is_typed) AOS_CALL(env, napi_get_typedarray_info(env, argv[2], &tt, &n, &bytes, &ab, &offset), false);
+  if (!is_typed || tt != napi_uint8_array) {
+    aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
+    return false;
   }
+  op->bytes = bytes;
+  op->nbytes = n;
+  return true;
+}
+
+static bool aos_fa__decode_write(napi_env env, napi_value *argv, aos_fa__op *op) {
+  uint32_t flags = 0, mode = 0;
+  if (!aos_fa__decode_content(env, argv, op, &flags, &mode)) return false;
   aos_fa_write_opts_init(&op->wo);
   op->wo.create_parents = (flags & AOS_FA__W_PARENTS) != 0;
   op->wo.utf8 = (flags & AOS_FA__W_UTF8) != 0;
   op->wo.if_absent = (flags & AOS_FA__W_ABSENT) != 0;
+  op->wo.durable = (flags & AOS_FA__W_VOLATILE) == 0;
   op->wo.mode = mode;
   napi_valuetype t;
   AOS_CALL(env, napi_typeof(env, argv[5], &t), false);
@@ -801,6 +959,26 @@ static bool aos_fa__decode_write(napi_env env, napi_value *argv, aos_fa__op *op)
 
 static void aos_fa__run_write(aos_fa__op *op) {
   op->rc = aos_fa_write(&op->h->root, AOS_FA__SEGS(op), op->bytes, op->nbytes, &op->wo, &op->st);
+}
+
+/* append(h, segs, bytes, flags (1 createParents, 2 utf8, 8 not durable), mode, async) */
+static bool aos_fa__decode_append(napi_env env, napi_value *argv, aos_fa__op *op) {
+  uint32_t flags = 0, mode = 0;
+  if (!aos_fa__decode_content(env, argv, op, &flags, &mode)) return false;
+  if ((flags & AOS_FA__W_ABSENT) != 0) {
+    aos_fa__throw(env, aos_fa__kind_error(env, "INVALID_PATH"));
+    return false;
+  }
+  aos_fa_append_opts_init(&op->ao);
+  op->ao.create_parents = (flags & AOS_FA__W_PARENTS) != 0;
+  op->ao.utf8 = (flags & AOS_FA__W_UTF8) != 0;
+  op->ao.durable = (flags & AOS_FA__W_VOLATILE) == 0;
+  op->ao.mode = mode;
+  return true;
+}
+
+static void aos_fa__run_append(aos_fa__op *op) {
+  op->rc = aos_fa_append(&op->h->root, AOS_FA__SEGS(op), op->bytes, op->nbytes, &op->ao, &op->st);
 }
 
 /* remove(h, segs, directory, async) -> boolean */
@@ -842,10 +1020,12 @@ static const aos_fa__row aos_fa__rows[] = {
     /* name      argc writer absent->undefined decode run result */
     {"read", 5, false, true, aos_fa__decode_read, aos_fa__run_read, aos_fa__result_read},
     {"readRange", 5, false, true, aos_fa__decode_range, aos_fa__run_range, aos_fa__result_range},
-    {"list", 3, false, true, NULL, aos_fa__run_list, aos_fa__result_list},
+    {"readText", 4, false, true, aos_fa__decode_text_read, aos_fa__run_read_text, aos_fa__result_read_text},
+    {"list", 4, false, true, aos_fa__decode_flag, aos_fa__run_list, aos_fa__result_list},
     {"stat", 3, false, true, NULL, aos_fa__run_stat, aos_fa__result_stat},
-    {"walk", 5, false, true, aos_fa__decode_walk, aos_fa__run_walk, aos_fa__result_walk},
+    {"walk", 7, false, true, aos_fa__decode_walk, aos_fa__run_walk, aos_fa__result_walk},
     {"write", 7, true, false, aos_fa__decode_write, aos_fa__run_write, aos_fa__result_undefined},
+    {"append", 6, true, false, aos_fa__decode_append, aos_fa__run_append, aos_fa__result_undefined},
     {"remove", 4, true, false, aos_fa__decode_flag, aos_fa__run_remove, aos_fa__result_done},
     {"mkdir", 5, true, false, aos_fa__decode_mkdir, aos_fa__run_mkdir, aos_fa__result_done},
     {"rename", 5, true, false, aos_fa__decode_rename, aos_fa__run_rename, aos_fa__result_undefined},

@@ -106,6 +106,11 @@ int64_t aos_fa_posix_stamp_gran(const struct stat *sb);
  * timestamps); else 0 with *wait_ns 0 when `sb`'s version is settled, or the time to
  * wait before observing it again; FILE_CHANGED for a ctime far in the future. */
 int aos_fa_posix_version_ready(int fd, const struct stat *sb, int64_t *wait_ns, aos_fa_status *st);
+/* The same with the filesystem's statfs already at hand (a listing's entries share
+ * their directory's: one fstatfs for all). */
+struct statfs;
+int aos_fa_posix_version_ready_on(const struct statfs *fs, const struct stat *sb, int64_t *wait_ns,
+                                  aos_fa_status *st);
 /* Sleeps ns nanoseconds (EINTR resumed). */
 void aos_fa_posix_sleep_ns(int64_t ns);
 /* Observations of an unsettled version before FILE_CHANGED. */
@@ -116,6 +121,16 @@ void aos_fa_posix_sleep_ns(int64_t ns);
  * ext4, xfs, btrfs, tmpfs): a version read there is settled at once. */
 struct statfs;
 bool aos_fa_posix_multigrain(const struct statfs *sf, dev_t dev);
+
+/* posix_stat.c: fills each entry's stat (made with room for one, aos_fa_entry_init) with
+ * what aos_fa_stat reports of that name in `dir`, observed without following it
+ * relative to `dir` (statx where the kernel has it, else fstatat), versions settled as
+ * stat's are (one wait for all the entries that need one); each entry's kind becomes
+ * its stat's. Entries gone meanwhile are dropped (their names freed, the rest kept in
+ * order, *count lowered). 0, or a failure with *st filled (no segment index):
+ * UNSUPPORTED_BACKEND where versions cannot tell states apart, FILE_CHANGED for a
+ * version that would not settle, HOST_IO. */
+int aos_fa_posix_stat_entries(int dir, aos_fa_entry *entries, size_t *count, aos_fa_status *st);
 
 /* The entry kind of a st_mode. */
 aos_fa_entry_kind aos_fa_posix_kind(mode_t mode);

@@ -1,4 +1,6 @@
-/* file-authority: listing one directory (POSIX). */
+/* file-authority: listing one directory (POSIX). With stats, each entry is looked at
+ * with statx / fstatat relative to the listed directory's descriptor, never through a
+ * pathname, without following it: the same look as aos_fa_stat (posix_stat.c). */
 #include "file_authority/fa.h"
 #include "file_authority/posix.h"
 
@@ -45,7 +47,7 @@ void aos_fa_listing_free(aos_fa_listing *listing) {
 }
 
 static int aos_fa__push(aos_fa_listing *out, size_t *cap, const char *name, size_t len,
-                        aos_fa_entry_kind kind) {
+                        aos_fa_entry_kind kind, bool with_stat) {
   if (out->count == *cap) {
     size_t ncap = *cap == 0 ? 16 : *cap * 2;
     aos_fa_entry *n = realloc(out->entries, ncap * sizeof *n);
@@ -53,17 +55,12 @@ static int aos_fa__push(aos_fa_listing *out, size_t *cap, const char *name, size
     out->entries = n;
     *cap = ncap;
   }
-  char *copy = malloc(len + 1);
-  if (copy == NULL) return -ENOMEM;
-  memcpy(copy, name, len + 1);
-  out->entries[out->count].name = copy;
-  out->entries[out->count].len = len;
-  out->entries[out->count].kind = kind;
+  if (!aos_fa_entry_init(&out->entries[out->count], name, len, kind, with_stat)) return -ENOMEM;
   out->count++;
   return 0;
 }
 
-int aos_fa_list(const aos_fa_root *root, const char *const *segs, size_t count,
+int aos_fa_list(const aos_fa_root *root, const char *const *segs, size_t count, bool with_stats,
                 aos_fa_listing *out, aos_fa_status *st) {
   memset(out, 0, sizeof *out);
   int fd;
@@ -97,17 +94,24 @@ int aos_fa_list(const aos_fa_root *root, const char *const *segs, size_t count,
       continue;
     }
     aos_fa_entry_kind kind = AOS_FA_KIND_OTHER;
-    int k = aos_fa__kind_of(d, ent, &kind);
+    /* With stats the kind is the stat's, looked at below. */
+    int k = with_stats ? 0 : aos_fa__kind_of(d, ent, &kind);
     if (k == -ENOENT) continue; /* removed while listing */
     if (k != 0) {
       r = aos_fa_fail(st, AOS_FA_HOST_IO, -k, at);
       goto done;
     }
-    k = aos_fa__push(out, &cap, name, len, kind);
+    k = aos_fa__push(out, &cap, name, len, kind, with_stats);
     if (k != 0) {
       r = aos_fa_fail(st, AOS_FA_HOST_IO, -k, at);
       goto done;
     }
+  }
+  /* Each entry's stat, relative to this descriptor (one look each, versions settled as
+   * stat's are); an entry gone meanwhile is left out. */
+  if (with_stats && aos_fa_posix_stat_entries(dirfd(d), out->entries, &out->count, st) != 0) {
+    r = st->kind == AOS_FA_HOST_IO ? aos_fa_fail(st, AOS_FA_HOST_IO, st->err, at) : -EIO;
+    goto done;
   }
   /* Confinement: the directory is beneath the root after its entries were read (a
    * directory moved out while it was listed is FILE_CHANGED; posix_beneath.c). */

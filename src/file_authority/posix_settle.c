@@ -85,6 +85,12 @@ int aos_fa_posix_version_ready(int fd, const struct stat *sb, int64_t *wait_ns, 
     r = fstatfs(fd, &sf);
   } while (r != 0 && errno == EINTR);
   if (r != 0) return aos_fa_fail(st, AOS_FA_HOST_IO, errno, -1);
+  return aos_fa_posix_version_ready_on(&sf, sb, wait_ns, st);
+}
+
+int aos_fa_posix_version_ready_on(const struct statfs *fs, const struct stat *sb, int64_t *wait_ns, aos_fa_status *st) {
+  *wait_ns = 0;
+  struct statfs sf = *fs;
   if (aos_fstype_pseudo(&sf) || aos_fstype_coarse_times(&sf)) {
     return aos_fa_fail(st, AOS_FA_UNSUPPORTED_BACKEND, 0, -1);
   }

@@ -3,9 +3,11 @@
  * fstatat otherwise. */
 #include "file_authority/fa.h"
 #include "file_authority/posix.h"
+#include "common/fstype.h" /* struct statfs */
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -63,6 +65,77 @@ static int aos_fa__own_fs(int dir, const char *name, const struct stat *sb) {
   (void)dir, (void)name, (void)sb;
   return -1;
 #endif
+}
+
+int aos_fa_posix_stat_entries(int dir, aos_fa_entry *entries, size_t *count, aos_fa_status *st) {
+  size_t n = *count;
+  aos_fa_status_ok(st);
+  if (n == 0) return 0;
+  struct stat ds;
+  struct statfs dfs; /* the directory's filesystem, which its entries share but mounts */
+  int fr;
+  do {
+    fr = fstatfs(dir, &dfs);
+  } while (fr != 0 && errno == EINTR);
+  if (fr != 0 || fstat(dir, &ds) != 0) return aos_fa_fail(st, AOS_FA_HOST_IO, errno, -1);
+  /* 0: to look at; 1: settled; 2: gone. */
+  uint8_t *state = calloc(n, 1);
+  struct stat *sb = malloc(n * sizeof *sb);
+  if (state == NULL || sb == NULL) {
+    free(state);
+    free(sb);
+    return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, -1);
+  }
+  int r = 0;
+  for (int tries = 0;; tries++) {
+    int64_t wait = 0;
+    for (size_t i = 0; i < n && r == 0; i++) {
+      if (state[i] != 0) continue;
+      int e = aos_fa__look(dir, entries[i].name, &sb[i]);
+      if (e == -ENOENT) {
+        state[i] = 2;
+        continue;
+      }
+      if (e != 0) {
+        r = aos_fa_fail(st, AOS_FA_HOST_IO, -e, -1);
+        break;
+      }
+      /* An entry on another filesystem (a mount point) is judged by that filesystem. */
+      int fs = sb[i].st_dev == ds.st_dev ? -1 : aos_fa__own_fs(dir, entries[i].name, &sb[i]);
+      int64_t w;
+      r = fs >= 0 ? aos_fa_posix_version_ready(fs, &sb[i], &w, st) : aos_fa_posix_version_ready_on(&dfs, &sb[i], &w, st);
+      if (fs >= 0) close(fs);
+      if (r != 0) break;
+      if (w == 0) {
+        state[i] = 1;
+        aos_fa__fill(&sb[i], entries[i].stat);
+        entries[i].kind = entries[i].stat->kind;
+      } else if (w > wait) {
+        wait = w;
+      }
+    }
+    if (r != 0 || wait == 0) break;
+    if (tries + 1 == AOS_FA_SETTLE_TRIES) {
+      r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+      break;
+    }
+    aos_fa_posix_sleep_ns(wait);
+  }
+  if (r == 0) {
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (state[i] == 2) {
+        free(entries[i].name);
+        continue;
+      }
+      entries[kept++] = entries[i];
+    }
+    *count = kept;
+    aos_fa_status_ok(st);
+  }
+  free(state);
+  free(sb);
+  return r;
 }
 
 int aos_fa_stat(const aos_fa_root *root, const char *const *segs, size_t count,

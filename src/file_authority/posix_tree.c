@@ -1,13 +1,15 @@
-/* file-authority: the bounded walk beneath a directory (POSIX).
+/* file-authority: the walk's host calls on POSIX (tree.h; the walk itself is tree.c).
  *
- * Depth-first, each directory's entries sorted in code-unit order, a directory
- * before its contents. It never resolves a path below the walked directory: each
- * child directory is opened from its parent's descriptor with O_NOFOLLOW |
- * O_DIRECTORY, so a link is never followed and a directory renamed or swapped while
- * the walk runs is entered only if it is a directory at that name in a directory
- * already entered (one the walk holds open). Holds one descriptor per level. */
+ * A directory is scanned from its descriptor without a second one: on Linux with
+ * getdents64 straight into a buffer (the descriptor stays usable to open children by),
+ * elsewhere with readdir on a descriptor of the same directory opened for it. A child
+ * directory is opened relative to its parent's descriptor with O_NOFOLLOW |
+ * O_DIRECTORY; entries are looked at with fstatat / statx (AT_SYMLINK_NOFOLLOW)
+ * relative to it, never through a pathname. Confinement is posix_beneath.c's: an
+ * inotify watch on each directory while it is read, and its path checked after. */
 #include "file_authority/fa.h"
 #include "file_authority/posix.h"
+#include "file_authority/tree.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -17,247 +19,140 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-typedef struct {
-  aos_fa_listing listing; /* the directory's entries, sorted */
-  size_t next;            /* the next entry to report */
-} aos_fa__frame;
+#if defined(__linux__)
+#include <sys/syscall.h>
+#endif
 
-void aos_fa_tree_free(aos_fa_tree *tree) {
-  if (tree->entries != NULL) {
-    for (size_t i = 0; i < tree->count; i++) free(tree->entries[i].name);
+static aos_fa_entry_kind aos_fa__dtype_kind(unsigned char t) {
+#ifdef DT_UNKNOWN
+  switch (t) {
+    case DT_REG: return AOS_FA_KIND_FILE;
+    case DT_DIR: return AOS_FA_KIND_DIRECTORY;
+    case DT_LNK: return AOS_FA_KIND_SYMLINK;
+    case DT_UNKNOWN: return AOS_FA_KIND_UNKNOWN;
+    default: return AOS_FA_KIND_OTHER;
   }
-  free(tree->entries);
-  free(tree->depths);
-  tree->entries = NULL;
-  tree->depths = NULL;
-  tree->count = 0;
+#else
+  (void)t;
+  return AOS_FA_KIND_UNKNOWN;
+#endif
 }
 
-/* Reads the directory `fd` (taken over and closed) into *out, unsorted: names not
- * valid UTF-8 are counted in *omitted. 0 or -errno. */
-static int aos_fa__read_dir(int fd, aos_fa_listing *out, size_t *omitted) {
-  memset(out, 0, sizeof *out);
+#if defined(__linux__) && defined(SYS_getdents64)
+/* struct linux_dirent64 of the kernel ABI. */
+struct aos_fa__dirent64 {
+  uint64_t d_ino;
+  int64_t d_off;
+  unsigned short d_reclen;
+  unsigned char d_type;
+  char d_name[];
+};
+
+#define AOS_FA__SCAN_BUF (64 * 1024)
+
+int aos_fa_tree_scan(int dir, aos_fa_scan_fn fn, void *ctx) {
+  char *buf = malloc(AOS_FA__SCAN_BUF);
+  if (buf == NULL) return ENOMEM;
+  int e = 0;
+  for (;;) {
+    long n;
+    do {
+      n = syscall(SYS_getdents64, dir, buf, AOS_FA__SCAN_BUF);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) {
+      e = errno;
+      break;
+    }
+    if (n == 0) break;
+    for (long off = 0; off < n && e == 0;) {
+      const struct aos_fa__dirent64 *d = (const struct aos_fa__dirent64 *)(const void *)(buf + off);
+      e = fn(ctx, d->d_name, strlen(d->d_name), aos_fa__dtype_kind(d->d_type));
+      off += d->d_reclen;
+    }
+    if (e != 0) break;
+  }
+  free(buf);
+  return e;
+}
+#else
+int aos_fa_tree_scan(int dir, aos_fa_scan_fn fn, void *ctx) {
+  /* readdir takes its descriptor over: a second one of the same directory. */
+  int fd;
+  do {
+    fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return errno;
   DIR *d = fdopendir(fd);
   if (d == NULL) {
     int e = errno;
     close(fd);
-    return -e;
+    return e;
   }
-  size_t cap = 0;
-  int r = 0;
+  int e = 0;
   for (;;) {
     errno = 0;
     struct dirent *ent = readdir(d);
     if (ent == NULL) {
-      r = errno != 0 ? -errno : 0;
+      e = errno;
       break;
     }
-    const char *name = ent->d_name;
-    if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) continue;
-    size_t len = strlen(name);
-    if (!aos_fa_utf8_valid((const uint8_t *)name, len)) {
-      (*omitted)++;
-      continue;
-    }
-    aos_fa_entry_kind kind = AOS_FA_KIND_OTHER;
-    bool known = false;
 #ifdef DT_UNKNOWN
-    known = ent->d_type != DT_UNKNOWN;
-    if (ent->d_type == DT_REG) kind = AOS_FA_KIND_FILE;
-    else if (ent->d_type == DT_DIR) kind = AOS_FA_KIND_DIRECTORY;
-    else if (ent->d_type == DT_LNK) kind = AOS_FA_KIND_SYMLINK;
+    e = fn(ctx, ent->d_name, strlen(ent->d_name), aos_fa__dtype_kind(ent->d_type));
+#else
+    e = fn(ctx, ent->d_name, strlen(ent->d_name), AOS_FA_KIND_UNKNOWN);
 #endif
-    if (!known) {
-      struct stat sb;
-      if (fstatat(dirfd(d), name, &sb, AT_SYMLINK_NOFOLLOW) != 0) {
-        if (errno == ENOENT) continue; /* removed while listing */
-        r = -errno;
-        break;
-      }
-      kind = aos_fa_posix_kind(sb.st_mode);
-    }
-    if (out->count == cap) {
-      size_t ncap = cap == 0 ? 16 : cap * 2;
-      aos_fa_entry *n = realloc(out->entries, ncap * sizeof *n);
-      if (n == NULL) {
-        r = -ENOMEM;
-        break;
-      }
-      out->entries = n;
-      cap = ncap;
-    }
-    char *copy = malloc(len + 1);
-    if (copy == NULL) {
-      r = -ENOMEM;
-      break;
-    }
-    memcpy(copy, name, len + 1);
-    out->entries[out->count].name = copy;
-    out->entries[out->count].len = len;
-    out->entries[out->count].kind = kind;
-    out->count++;
+    if (e != 0) break;
   }
   closedir(d);
-  if (r != 0) aos_fa_listing_free(out);
+  return e;
+}
+#endif
+
+int aos_fa_tree_open_child(int dir, const char *name, int *child) {
+  int fd;
+  do {
+    fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return errno;
+  *child = fd;
+  return 0;
+}
+
+int aos_fa_tree_kind_at(int dir, const char *name, aos_fa_entry_kind *kind) {
+  struct stat sb;
+  if (fstatat(dir, name, &sb, AT_SYMLINK_NOFOLLOW) != 0) return errno;
+  *kind = aos_fa_posix_kind(sb.st_mode);
+  return 0;
+}
+
+int aos_fa_tree_stat_entries(int dir, aos_fa_entry *entries, size_t *count, aos_fa_status *st) {
+  return aos_fa_posix_stat_entries(dir, entries, count, st);
+}
+
+int aos_fa_tree_watch_open(void) {
+  return aos_fa_watch_open();
+}
+
+int aos_fa_tree_watch(int w, int dir) {
+  return aos_fa_watch_add(w, dir);
+}
+
+int aos_fa_tree_confined(const aos_fa_root *root, int w, int wd, int dir, aos_fa_status *st) {
+  int r = aos_fa_beneath_dir(root, dir, st);
+  /* Moved out and back while it was read: its entries may have been read outside. */
+  if (r == 0 && aos_fa_watch_moved(w)) r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+  aos_fa_watch_remove(w, wd);
   return r;
 }
 
-/* Appends one entry (taking its name) at `depth`. 0 or -ENOMEM. */
-static int aos_fa__emit(aos_fa_tree *out, size_t *cap, aos_fa_entry *e, uint32_t depth) {
-  if (out->count == *cap) {
-    size_t ncap = *cap == 0 ? 64 : *cap * 2;
-    aos_fa_entry *n = realloc(out->entries, ncap * sizeof *n);
-    if (n == NULL) return -ENOMEM;
-    out->entries = n;
-    uint32_t *dn = realloc(out->depths, ncap * sizeof *dn);
-    if (dn == NULL) return -ENOMEM;
-    out->depths = dn;
-    *cap = ncap;
-  }
-  out->entries[out->count] = *e;
-  out->depths[out->count] = depth;
-  out->count++;
-  e->name = NULL;
-  return 0;
+void aos_fa_tree_unwatch(int w, int wd) {
+  aos_fa_watch_remove(w, wd);
 }
 
-int aos_fa_tree_walk(const aos_fa_root *root, const char *const *segs, size_t count,
-                     uint64_t max_entries, uint64_t max_depth, aos_fa_tree *out,
-                     aos_fa_status *st) {
-  memset(out, 0, sizeof *out);
-  int at = count == 0 ? -1 : (int)count - 1;
-  int fd;
-  int r = aos_fa_walk(root, segs, count, AOS_FA_WALK_LIST, &fd, st);
-  if (r != 0) return r;
-  /* Paths below stay usable as segment lists: at most AOS_FA_MAX_SEGMENTS in all
-   * (an entry at depth d has count + d + 1 segments). */
-  uint64_t limit = count >= AOS_FA_MAX_SEGMENTS - 1 ? 0 : AOS_FA_MAX_SEGMENTS - 1 - count;
-  if (max_depth > limit) max_depth = limit;
-  aos_fa__frame stack[AOS_FA_MAX_SEGMENTS];
-  int fds[AOS_FA_MAX_SEGMENTS]; /* each open frame's directory, to open children from */
-  size_t top = 0, cap = 0;
-  bool moved = false; /* a directory was found moved out of the root */
-  for (size_t i = 0; i < AOS_FA_MAX_SEGMENTS; i++) fds[i] = -1;
-  /* A second descriptor of the same directory object (fdopendir takes the first). */
-  do {
-    fds[0] = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  } while (fds[0] < 0 && errno == EINTR);
-  if (fds[0] < 0) {
-    int e = errno;
-    close(fd);
-    return aos_fa_fail(st, AOS_FA_HOST_IO, e, at);
-  }
-  /* One watch instance for the walk: a watch on each directory while it is read (a
-   * move out and back between reading it and its check is seen; posix_beneath.c). */
-  int watch = aos_fa_watch_open();
-  int wd = count == 0 ? -1 : aos_fa_watch_add(watch, fds[0]); /* [] is the root: never watched */
-  r = aos_fa__read_dir(fd, &stack[0].listing, &out->omitted);
-  if (r != 0) {
-    aos_fa_watch_remove(watch, wd);
-    aos_fa_watch_close(watch);
-    close(fds[0]);
-    return aos_fa_fail(st, AOS_FA_HOST_IO, -r, at);
-  }
-  /* Confinement: each directory is beneath the root once its entries are read (its
-   * own path, one snapshot, which holds every directory above it); a directory moved
-   * out of the root while the walk runs makes it FILE_CHANGED (posix_beneath.c). */
-  if (aos_fa_beneath_dir(root, fds[0], st) != 0 ||
-      (aos_fa_watch_moved(watch) && aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1) != 0)) {
-    aos_fa_listing_free(&stack[0].listing);
-    aos_fa_watch_remove(watch, wd);
-    aos_fa_watch_close(watch);
-    close(fds[0]);
-    return st->kind == AOS_FA_FILE_CHANGED ? aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1) : aos_fa_fail(st, AOS_FA_HOST_IO, st->err, at);
-  }
-  aos_fa_watch_remove(watch, wd);
-  wd = -1;
-  aos_fa_listing_sort(&stack[0].listing);
-  stack[0].next = 0;
-  r = 0;
-  for (;;) {
-    aos_fa__frame *f = &stack[top];
-    if (f->next == f->listing.count) {
-      aos_fa_listing_free(&f->listing);
-      close(fds[top]);
-      fds[top] = -1;
-      if (top == 0) break;
-      top--;
-      continue;
-    }
-    aos_fa_entry *e = &f->listing.entries[f->next++];
-    int child = -1;
-    if (e->kind == AOS_FA_KIND_DIRECTORY && top < max_depth) {
-      /* Opened before it is reported: one replaced by another kind since the
-       * listing is left out with its subtree, as the contract says. */
-      do {
-        child = openat(fds[top], e->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      } while (child < 0 && errno == EINTR);
-      if (child < 0) {
-        int ce = errno;
-        if (ce == ENOENT) continue; /* removed meanwhile */
-        if (ce == ELOOP || ce == ENOTDIR) {
-          out->omitted++;
-          continue;
-        }
-        r = -ce;
-        break;
-      }
-    }
-    if (out->count == max_entries) {
-      if (child >= 0) close(child);
-      out->truncated = true;
-      break;
-    }
-    r = aos_fa__emit(out, &cap, e, (uint32_t)top);
-    if (r != 0) {
-      if (child >= 0) close(child);
-      break;
-    }
-    if (child < 0) continue;
-    int dup_fd;
-    do {
-      dup_fd = openat(child, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    } while (dup_fd < 0 && errno == EINTR);
-    if (dup_fd < 0) {
-      r = -errno;
-      close(child);
-      break;
-    }
-    aos_fa__frame *nf = &stack[top + 1];
-    wd = aos_fa_watch_add(watch, child);
-    r = aos_fa__read_dir(dup_fd, &nf->listing, &out->omitted);
-    if (r != 0) {
-      close(child);
-      break;
-    }
-    if (aos_fa_beneath_dir(root, child, st) != 0 ||
-        (aos_fa_watch_moved(watch) && aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1) != 0)) {
-      aos_fa_listing_free(&nf->listing);
-      close(child);
-      moved = true;
-      r = st->kind == AOS_FA_FILE_CHANGED ? -ESTALE : -st->err;
-      break;
-    }
-    aos_fa_watch_remove(watch, wd);
-    wd = -1;
-    aos_fa_listing_sort(&nf->listing);
-    nf->next = 0;
-    top++;
-    fds[top] = child;
-  }
-  aos_fa_watch_remove(watch, wd); /* a directory whose reading failed */
-  aos_fa_watch_close(watch);
-  if (r != 0 || out->truncated) {
-    for (size_t i = 0; i <= top; i++) {
-      aos_fa_listing_free(&stack[i].listing);
-      if (fds[i] >= 0) close(fds[i]);
-    }
-  }
-  if (r != 0) {
-    aos_fa_tree_free(out);
-    if (moved) return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
-    return aos_fa_fail(st, AOS_FA_HOST_IO, -r, at);
-  }
-  aos_fa_status_ok(st);
-  return 0;
+void aos_fa_tree_watch_close(int w) {
+  aos_fa_watch_close(w);
+}
+
+void aos_fa_tree_close(int dir) {
+  if (dir >= 0) close(dir);
 }

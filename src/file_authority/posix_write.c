@@ -204,11 +204,11 @@ static int aos_fa__name_unnamed(int tmp, int dir, char name[48]) {
  * O_TMPFILE file that gets its name only once complete (a writer killed while writing
  * leaves nothing behind); otherwise, or when `unnamed` is false, a file created
  * exclusively under a random name without following links. Once the bytes are written
- * the file gets `final_mode` (fchmod) and is flushed, so nobody whom the finished file
- * would not admit can ever open it. Returns 0, -errno (nothing left behind), or
- * AOS_FA__STAGE_NAMED. */
+ * the file gets `final_mode` (fchmod) and, when `durable`, is flushed, so nobody whom
+ * the finished file would not admit can ever open it. Returns 0, -errno (nothing left
+ * behind), or AOS_FA__STAGE_NAMED. */
 static int aos_fa__stage(int dir, const uint8_t *data, size_t len, mode_t final_mode,
-                         bool unnamed, aos_fa__staged *out) {
+                         bool unnamed, bool durable, aos_fa__staged *out) {
   int tmp = -1;
   bool named = false;
 #if defined(__linux__) && defined(O_TMPFILE)
@@ -242,7 +242,7 @@ static int aos_fa__stage(int dir, const uint8_t *data, size_t len, mode_t final_
   }
   r = aos_fa__write_all(tmp, data, len);
   if (r == 0 && fchmod(tmp, final_mode) != 0) r = -errno;
-  if (r == 0) r = aos_fa__fsync(tmp, false);
+  if (r == 0 && durable) r = aos_fa__fsync(tmp, false);
 #if defined(__linux__) && defined(O_TMPFILE)
   if (r == 0 && !named) {
     r = aos_fa__name_unnamed(tmp, dir, out->name);
@@ -722,8 +722,8 @@ int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
   aos_fa__staged staged;
   /* The portable mode (no Linux-only features) stages under a name from the start. */
   bool unnamed = root->resolver != AOS_FA_RESOLVE_PORTABLE;
-  r = aos_fa__stage(dir, data, len, final_mode, unnamed, &staged);
-  if (r == AOS_FA__STAGE_NAMED) r = aos_fa__stage(dir, data, len, final_mode, false, &staged);
+  r = aos_fa__stage(dir, data, len, final_mode, unnamed, opts->durable, &staged);
+  if (r == AOS_FA__STAGE_NAMED) r = aos_fa__stage(dir, data, len, final_mode, false, opts->durable, &staged);
   if (r != 0) {
     r = aos_fa_fail(st, AOS_FA_HOST_IO, -r, last);
     goto out;
@@ -740,7 +740,7 @@ int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
   r = aos_fa__commit(&c, replacing ? &existing : NULL, st);
   aos_fa_guard_end(&guard);
   if (r != 0) goto fail_temp;
-  r = aos_fa__fsync(dir, true);
+  r = opts->durable ? aos_fa__fsync(dir, true) : 0;
   if (r != 0) {
     r = aos_fa_fail(st, AOS_FA_HOST_IO, -r, last);
     goto out;

@@ -1,6 +1,7 @@
 /* file-authority: aos_fa_read, a read into a malloc'ed buffer, over each platform's
  * aos_fa_read_into (posix_read.c, win32.c). The async path and the fuzz targets use
- * it; the sync path reads straight into a buffer Node allocates. */
+ * it; the sync path reads straight into a buffer Node allocates. Also the defaults of
+ * the write and append options (every platform). */
 #include "file_authority/fa.h"
 
 #include <stdlib.h>
@@ -30,4 +31,12 @@ void aos_fa_write_opts_init(aos_fa_write_opts *opts) {
   opts->mode = 0666;
   opts->if_absent = false;
   opts->if_version = NULL;
+  opts->durable = true;
+}
+
+void aos_fa_append_opts_init(aos_fa_append_opts *opts) {
+  opts->create_parents = false;
+  opts->utf8 = true;
+  opts->mode = 0666;
+  opts->durable = true;
 }

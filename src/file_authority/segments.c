@@ -212,3 +212,78 @@ void aos_fa_listing_sort(aos_fa_listing *listing) {
   free(listing->entries);
   listing->entries = sorted;
 }
+
+size_t aos_fa_utf8_ascii_prefix(const uint8_t *s, size_t len) {
+  size_t i = 0;
+  while (len - i >= 32) {
+    uint64_t w[4];
+    memcpy(w, s + i, sizeof w);
+    if (((w[0] | w[1] | w[2] | w[3]) & 0x8080808080808080ull) != 0) break;
+    i += 32;
+  }
+  while (i < len && s[i] < 0x80) i++;
+  return i;
+}
+
+size_t aos_fa_utf8_to_utf16(const uint8_t *s, size_t len, uint16_t *out) {
+  size_t i = 0, o = 0;
+  while (i < len) {
+    /* ASCII eight bytes at a time, widened in place. */
+    while (len - i >= 8) {
+      uint64_t w;
+      memcpy(&w, s + i, sizeof w);
+      if ((w & 0x8080808080808080ull) != 0) break;
+      for (int k = 0; k < 8; k++) out[o + (size_t)k] = s[i + (size_t)k];
+      i += 8, o += 8;
+    }
+    if (i >= len) break;
+    uint8_t c = s[i];
+    if (c < 0x80) {
+      out[o++] = c;
+      i++;
+      continue;
+    }
+    size_t need;
+    uint32_t cp, min;
+    if (c >= 0xC2 && c <= 0xDF) {
+      need = 1, cp = c & 0x1Fu, min = 0x80;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      need = 2, cp = c & 0x0Fu, min = 0x800;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      need = 3, cp = c & 0x07u, min = 0x10000;
+    } else {
+      return SIZE_MAX;
+    }
+    if (len - i - 1 < need) return SIZE_MAX;
+    for (size_t k = 1; k <= need; k++) {
+      uint8_t cc = s[i + k];
+      if ((cc & 0xC0u) != 0x80u) return SIZE_MAX;
+      cp = (cp << 6) | (cc & 0x3Fu);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return SIZE_MAX;
+    if (cp >= 0x10000) {
+      cp -= 0x10000;
+      out[o++] = (uint16_t)(0xD800u + (cp >> 10));
+      out[o++] = (uint16_t)(0xDC00u + (cp & 0x3FFu));
+    } else {
+      out[o++] = (uint16_t)cp;
+    }
+    i += need + 1;
+  }
+  return o;
+}
+
+bool aos_fa_entry_init(aos_fa_entry *e, const char *name, size_t len, aos_fa_entry_kind kind,
+                       bool with_stat) {
+  /* The name, then (aligned for it) the stat. */
+  size_t at = (len + 1 + (_Alignof(aos_fa_stat_info) - 1)) & ~(size_t)(_Alignof(aos_fa_stat_info) - 1);
+  char *block = malloc(with_stat ? at + sizeof(aos_fa_stat_info) : len + 1);
+  if (block == NULL) return false;
+  memcpy(block, name, len);
+  block[len] = '\0';
+  e->name = block;
+  e->len = len;
+  e->kind = kind;
+  e->stat = with_stat ? (aos_fa_stat_info *)(void *)(block + at) : NULL;
+  return true;
+}

@@ -95,6 +95,15 @@ DWORD aos_fa__unsettled_ms(const aos_fa_version *v);
  * errno (EEXIST: an entry is at the target and `replace` is false). */
 int aos_fa__rename_to(HANDLE h, HANDLE dir, const char *target, bool replace);
 
+/* win32_stat.c: what aos_fa_stat reports of `name` in `dir`, opened for attributes only
+ * without following it. 0 or an errno. */
+int aos_fa__stat_at(HANDLE dir, const char *name, aos_fa_stat_info *out);
+/* Fills each entry's stat (made with room for one) as aos_fa__stat_at does, versions
+ * settled as stat's are (one wait for all that need one); each entry's kind becomes
+ * its stat's; entries gone meanwhile are dropped (names freed, *count lowered). 0, or
+ * a failure with *st filled (no segment index). */
+int aos_fa__stat_entries(HANDLE dir, aos_fa_entry *entries, size_t *count, aos_fa_status *st);
+
 /* win32_tree.c: reads the directory `h` from its current enumeration position into
  * *out, unsorted, without "." and ".."; names that are not well-formed UTF-16 are
  * counted in *omitted. 0 or an errno (out freed on failure). */

@@ -6,6 +6,7 @@
 #include "file_authority/win32.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* 100 ns intervals between 1601-01-01 and 1970-01-01. */
@@ -39,6 +40,67 @@ static int aos_fa__fill(HANDLE h, aos_fa_stat_info *out) {
   return 0;
 }
 
+int aos_fa__stat_at(HANDLE dir, const char *name, aos_fa_stat_info *out) {
+  HANDLE h;
+  int e = aos_fa__nt_open(dir, name, FILE_READ_ATTRIBUTES | SYNCHRONIZE, AOS_FA__SHARE_ALL, FILE_OPEN,
+                          AOS_FA__NO_FOLLOW, &h);
+  if (e != 0) return e;
+  e = aos_fa__fill(h, out);
+  CloseHandle(h);
+  return e;
+}
+
+int aos_fa__stat_entries(HANDLE dir, aos_fa_entry *entries, size_t *count, aos_fa_status *st) {
+  size_t n = *count;
+  aos_fa_status_ok(st);
+  if (n == 0) return 0;
+  /* 0: to look at; 1: settled; 2: gone. */
+  uint8_t *state = calloc(n, 1);
+  if (state == NULL) return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, -1);
+  int r = 0;
+  for (int tries = 0;; tries++) {
+    DWORD wait = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (state[i] != 0) continue;
+      int e = aos_fa__stat_at(dir, entries[i].name, entries[i].stat);
+      if (e == ENOENT) {
+        state[i] = 2;
+        continue;
+      }
+      if (e != 0) {
+        r = aos_fa_fail(st, AOS_FA_HOST_IO, e, -1);
+        break;
+      }
+      DWORD w = aos_fa__unsettled_ms(&entries[i].stat->version);
+      if (w == 0) {
+        state[i] = 1;
+        entries[i].kind = entries[i].stat->kind;
+      } else if (w > wait) {
+        wait = w;
+      }
+    }
+    if (r != 0 || wait == 0) break;
+    if (tries + 1 == AOS_FA__SETTLE_TRIES) {
+      r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+      break;
+    }
+    Sleep(wait);
+  }
+  if (r == 0) {
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (state[i] == 2) {
+        free(entries[i].name);
+        continue;
+      }
+      entries[kept++] = entries[i];
+    }
+    *count = kept;
+  }
+  free(state);
+  return r;
+}
+
 int aos_fa_stat(const aos_fa_root *root, const char *const *segs, size_t count,
                 aos_fa_stat_info *out, aos_fa_status *st) {
   memset(out, 0, sizeof *out);
@@ -56,13 +118,7 @@ int aos_fa_stat(const aos_fa_root *root, const char *const *segs, size_t count,
     if (count == 0) {
       e = aos_fa__fill(rooth, out);
     } else {
-      HANDLE h;
-      e = aos_fa__nt_open(dir, segs[last], FILE_READ_ATTRIBUTES | SYNCHRONIZE, AOS_FA__SHARE_ALL,
-                          FILE_OPEN, AOS_FA__NO_FOLLOW, &h);
-      if (e == 0) {
-        e = aos_fa__fill(h, out);
-        CloseHandle(h);
-      }
+      e = aos_fa__stat_at(dir, segs[last], out);
     }
     if (e != 0) break;
     DWORD wait = aos_fa__unsettled_ms(&out->version);

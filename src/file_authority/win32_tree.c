@@ -1,27 +1,28 @@
-/* file-authority: directory reading and the bounded walk beneath a directory (Windows).
- *
- * Depth-first, each directory's entries sorted in code-unit order, a directory
- * before its contents. It never resolves a path below the walked directory: each
- * child directory is opened with NtCreateFile relative to its parent's handle
- * (FILE_DIRECTORY_FILE | FILE_OPEN_REPARSE_POINT), so a reparse point is never
- * followed (listed as a link, never entered) and a directory renamed or swapped while
- * the walk runs is entered only if it is a directory at that name in a directory the
- * walk holds open. Holds one handle per level. */
+/* file-authority: reading a directory, for list and for the walk's host calls
+ * (Windows; the walk itself is tree.c). */
 #include "file_authority/fa.h"
+#include "file_authority/tree.h"
 #include "file_authority/win32.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-int aos_fa__read_dir(HANDLE h, aos_fa_listing *out, size_t *omitted) {
-  memset(out, 0, sizeof *out);
-  size_t cap = 0;
+/* Scans the directory `h` from its enumeration position: fn(ctx, name, kind) for each
+ * entry but "." and "..", its name as UTF-8; a name that is not well-formed UTF-16 has
+ * no UTF-8 form: counted in *omitted, or (omitted NULL) passed as fn(ctx, NULL, 0, ...).
+ * 0 or an errno. */
+static int aos_fa__scan(HANDLE h, aos_fa_scan_fn fn, void *ctx, size_t *omitted) {
   enum { BUF = 64 * 1024 };
   uint8_t *buf = malloc(BUF);
-  if (buf == NULL) return ENOMEM;
+  char *name = malloc(AOS_FA_MAX_SEGMENT_BYTES * 3 + 4);
+  if (buf == NULL || name == NULL) {
+    free(buf);
+    free(name);
+    return ENOMEM;
+  }
   int r = 0;
-  for (;;) {
+  while (r == 0) {
     if (!GetFileInformationByHandleEx(h, FileIdBothDirectoryInfo, buf, BUF)) {
       DWORD e = GetLastError();
       if (e != ERROR_NO_MORE_FILES) r = aos_fa__win32_errno(e);
@@ -34,27 +35,14 @@ int aos_fa__read_dir(HANDLE h, aos_fa_listing *out, size_t *omitted) {
       const WCHAR *w = info->FileName;
       bool dot = (wlen == 1 && w[0] == L'.') || (wlen == 2 && w[0] == L'.' && w[1] == L'.');
       if (!dot) {
-        int n = WideCharToMultiByte(CP_UTF8, WC_ERR_INVALID_CHARS, w, wlen, NULL, 0, NULL, NULL);
+        int n = WideCharToMultiByte(CP_UTF8, WC_ERR_INVALID_CHARS, w, wlen, name,
+                                    AOS_FA_MAX_SEGMENT_BYTES * 3 + 3, NULL, NULL);
         if (n <= 0) {
-          (*omitted)++; /* not well-formed UTF-16: no UTF-8 name exists for it */
+          /* not well-formed UTF-16: no UTF-8 name exists for it */
+          if (omitted != NULL) (*omitted)++;
+          else r = fn(ctx, NULL, 0, AOS_FA_KIND_OTHER);
+          if (r != 0) break;
         } else {
-          if (out->count == cap) {
-            size_t ncap = cap == 0 ? 16 : cap * 2;
-            aos_fa_entry *ne = realloc(out->entries, ncap * sizeof *ne);
-            if (ne == NULL) {
-              r = ENOMEM;
-              goto done;
-            }
-            out->entries = ne;
-            cap = ncap;
-          }
-          char *name = malloc((size_t)n + 1);
-          if (name == NULL) {
-            r = ENOMEM;
-            goto done;
-          }
-          WideCharToMultiByte(CP_UTF8, WC_ERR_INVALID_CHARS, w, wlen, name, n, NULL, NULL);
-          name[n] = '\0';
           aos_fa_entry_kind kind = AOS_FA_KIND_FILE;
           if (info->FileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) {
             kind = AOS_FA_KIND_SYMLINK;
@@ -63,62 +51,61 @@ int aos_fa__read_dir(HANDLE h, aos_fa_listing *out, size_t *omitted) {
           } else if (info->FileAttributes & FILE_ATTRIBUTE_DEVICE) {
             kind = AOS_FA_KIND_OTHER;
           }
-          out->entries[out->count].name = name;
-          out->entries[out->count].len = (size_t)n;
-          out->entries[out->count].kind = kind;
-          out->count++;
+          name[n] = '\0';
+          r = fn(ctx, name, (size_t)n, kind);
+          if (r != 0) break;
         }
       }
       if (info->NextEntryOffset == 0) break;
       off += info->NextEntryOffset;
     }
   }
-done:
+  free(name);
   free(buf);
-  if (r != 0) aos_fa_listing_free(out);
   return r;
 }
 
 typedef struct {
-  aos_fa_listing listing; /* the directory's entries, sorted */
-  size_t next;            /* the next entry to report */
-} aos_fa__frame;
+  aos_fa_listing *out;
+  size_t cap;
+} aos_fa__collect;
 
-void aos_fa_tree_free(aos_fa_tree *tree) {
-  if (tree->entries != NULL) {
-    for (size_t i = 0; i < tree->count; i++) free(tree->entries[i].name);
+static int aos_fa__collect_one(void *ctx, const char *name, size_t len, aos_fa_entry_kind kind) {
+  aos_fa__collect *c = ctx;
+  aos_fa_listing *out = c->out;
+  if (out->count == c->cap) {
+    size_t ncap = c->cap == 0 ? 16 : c->cap * 2;
+    aos_fa_entry *ne = realloc(out->entries, ncap * sizeof *ne);
+    if (ne == NULL) return ENOMEM;
+    out->entries = ne;
+    c->cap = ncap;
   }
-  free(tree->entries);
-  free(tree->depths);
-  tree->entries = NULL;
-  tree->depths = NULL;
-  tree->count = 0;
-}
-
-/* Appends one entry (taking its name) at `depth`. 0 or ENOMEM. */
-static int aos_fa__emit(aos_fa_tree *out, size_t *cap, aos_fa_entry *e, uint32_t depth) {
-  if (out->count == *cap) {
-    size_t ncap = *cap == 0 ? 64 : *cap * 2;
-    aos_fa_entry *n = realloc(out->entries, ncap * sizeof *n);
-    if (n == NULL) return ENOMEM;
-    out->entries = n;
-    uint32_t *dn = realloc(out->depths, ncap * sizeof *dn);
-    if (dn == NULL) return ENOMEM;
-    out->depths = dn;
-    *cap = ncap;
-  }
-  out->entries[out->count] = *e;
-  out->depths[out->count] = depth;
+  if (!aos_fa_entry_init(&out->entries[out->count], name, len, kind, false)) return ENOMEM;
   out->count++;
-  e->name = NULL;
   return 0;
 }
 
-/* Opens the child directory `name` of `dir` without following it: 0, or an errno
- * (ELOOP: a reparse point; ENOTDIR: no longer a directory). */
-static int aos_fa__open_child(HANDLE dir, const char *name, HANDLE *out) {
+int aos_fa__read_dir(HANDLE h, aos_fa_listing *out, size_t *omitted) {
+  memset(out, 0, sizeof *out);
+  aos_fa__collect c = {out, 0};
+  int r = aos_fa__scan(h, aos_fa__collect_one, &c, omitted);
+  if (r != 0) aos_fa_listing_free(out);
+  return r;
+}
+
+/* ---- the walk's host calls (tree.h; the walk itself is tree.c). A child directory is
+ * opened with NtCreateFile relative to its parent's handle (FILE_DIRECTORY_FILE |
+ * FILE_OPEN_REPARSE_POINT), so a reparse point is never followed (listed as a link,
+ * never entered); an entry is looked at by opening it for attributes only, relative
+ * to the same handle. */
+
+int aos_fa_tree_scan(int dir, aos_fa_scan_fn fn, void *ctx) {
+  return aos_fa__scan(AOS_FA__H(dir), fn, ctx, NULL);
+}
+
+int aos_fa_tree_open_child(int dir, const char *name, int *child) {
   HANDLE h;
-  int e = aos_fa__nt_open(dir, name, AOS_FA__DIR_ACCESS, AOS_FA__SHARE_ALL, FILE_OPEN,
+  int e = aos_fa__nt_open(AOS_FA__H(dir), name, AOS_FA__DIR_ACCESS, AOS_FA__SHARE_ALL, FILE_OPEN,
                           FILE_DIRECTORY_FILE | AOS_FA__NO_FOLLOW, &h);
   if (e != 0) return e;
   bool ok;
@@ -128,90 +115,51 @@ static int aos_fa__open_child(HANDLE dir, const char *name, HANDLE *out) {
     CloseHandle(h);
     return e;
   }
-  *out = h;
+  *child = AOS_FA__FD(h);
   return 0;
 }
 
-int aos_fa_tree_walk(const aos_fa_root *root, const char *const *segs, size_t count,
-                     uint64_t max_entries, uint64_t max_depth, aos_fa_tree *out,
-                     aos_fa_status *st) {
-  memset(out, 0, sizeof *out);
-  int at = count == 0 ? -1 : (int)count - 1;
-  int fd;
-  int r = aos_fa_walk(root, segs, count, AOS_FA_WALK_LIST, &fd, st);
-  if (r != 0) return r;
-  uint64_t limit = count >= AOS_FA_MAX_SEGMENTS - 1 ? 0 : AOS_FA_MAX_SEGMENTS - 1 - count;
-  if (max_depth > limit) max_depth = limit;
-  aos_fa__frame stack[AOS_FA_MAX_SEGMENTS];
-  HANDLE dirs[AOS_FA_MAX_SEGMENTS]; /* each open frame's directory, to open children from */
-  size_t top = 0, cap = 0;
-  for (size_t i = 0; i < AOS_FA_MAX_SEGMENTS; i++) dirs[i] = NULL;
-  dirs[0] = AOS_FA__H(fd);
-  r = aos_fa__read_dir(dirs[0], &stack[0].listing, &out->omitted);
-  if (r != 0) {
-    CloseHandle(dirs[0]);
-    return aos_fa_fail(st, AOS_FA_HOST_IO, r, at);
-  }
-  aos_fa_listing_sort(&stack[0].listing);
-  stack[0].next = 0;
-  for (;;) {
-    aos_fa__frame *f = &stack[top];
-    if (f->next == f->listing.count) {
-      aos_fa_listing_free(&f->listing);
-      CloseHandle(dirs[top]);
-      dirs[top] = NULL;
-      if (top == 0) break;
-      top--;
-      continue;
-    }
-    aos_fa_entry *e = &f->listing.entries[f->next++];
-    HANDLE child = NULL;
-    if (e->kind == AOS_FA_KIND_DIRECTORY && top < max_depth) {
-      /* Opened before it is reported: one replaced by another kind since the
-       * listing is left out with its subtree, as the contract says. */
-      int ce = aos_fa__open_child(dirs[top], e->name, &child);
-      if (ce == ENOENT) continue; /* removed meanwhile */
-      if (ce == ELOOP || ce == ENOTDIR) {
-        out->omitted++;
-        continue;
-      }
-      if (ce != 0) {
-        r = ce;
-        break;
-      }
-    }
-    if (out->count == max_entries) {
-      if (child != NULL) CloseHandle(child);
-      out->truncated = true;
-      break;
-    }
-    r = aos_fa__emit(out, &cap, e, (uint32_t)top);
-    if (r != 0) {
-      if (child != NULL) CloseHandle(child);
-      break;
-    }
-    if (child == NULL) continue;
-    aos_fa__frame *nf = &stack[top + 1];
-    r = aos_fa__read_dir(child, &nf->listing, &out->omitted);
-    if (r != 0) {
-      CloseHandle(child);
-      break;
-    }
-    aos_fa_listing_sort(&nf->listing);
-    nf->next = 0;
-    top++;
-    dirs[top] = child;
-  }
-  if (r != 0 || out->truncated) {
-    for (size_t i = 0; i <= top; i++) {
-      aos_fa_listing_free(&stack[i].listing);
-      if (dirs[i] != NULL) CloseHandle(dirs[i]);
-    }
-  }
-  if (r != 0) {
-    aos_fa_tree_free(out);
-    return aos_fa_fail(st, AOS_FA_HOST_IO, r, at);
-  }
+int aos_fa_tree_kind_at(int dir, const char *name, aos_fa_entry_kind *kind) {
+  aos_fa_stat_info info;
+  int e = aos_fa__stat_at(AOS_FA__H(dir), name, &info);
+  if (e == 0) *kind = info.kind;
+  return e;
+}
+
+int aos_fa_tree_stat_entries(int dir, aos_fa_entry *entries, size_t *count, aos_fa_status *st) {
+  return aos_fa__stat_entries(AOS_FA__H(dir), entries, count, st);
+}
+
+/* Confinement under moves is not done on Windows yet (docs/security.md): no watch, no
+ * check, as every other Windows operation. */
+int aos_fa_tree_watch_open(void) {
+  return -1;
+}
+
+int aos_fa_tree_watch(int w, int dir) {
+  (void)w;
+  (void)dir;
+  return -1;
+}
+
+int aos_fa_tree_confined(const aos_fa_root *root, int w, int wd, int dir, aos_fa_status *st) {
+  (void)root;
+  (void)w;
+  (void)wd;
+  (void)dir;
   aos_fa_status_ok(st);
   return 0;
+}
+
+void aos_fa_tree_unwatch(int w, int wd) {
+  (void)w;
+  (void)wd;
+}
+
+void aos_fa_tree_watch_close(int w) {
+  (void)w;
+}
+
+void aos_fa_tree_close(int dir) {
+  if (dir != -1) CloseHandle(AOS_FA__H(dir));
 }

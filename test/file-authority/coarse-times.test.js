@@ -224,6 +224,26 @@ describe('file-authority: versions and reads on coarse-timestamp filesystems', f
     }
   })
 
+  it('ext2: list and walk work; with stats (versions in them) they refuse as stat does (UNSUPPORTED_BACKEND); appends work', function () {
+    const root = rootOn(this, 'ext2')
+    fs.mkdirSync(path.join(root, 'd'), { recursive: true })
+    fs.writeFileSync(path.join(root, 'd', 'f'), 'hello')
+    const r = fa.openReadAuthoritySync(root)
+    const w = fa.openWriteAuthoritySync(root)
+    try {
+      assert.deepEqual(r.listSync(['d']).map((e) => e.name), ['f'])
+      assert.equal(outcome(() => r.statSync(['d', 'f'])).code, 'UNSUPPORTED_BACKEND')
+      assert.equal(outcome(() => r.listSync(['d'], { withStats: true })).code, 'UNSUPPORTED_BACKEND')
+      assert.equal(r.walkSync(['d'], { maxEntries: 10 }).length, 1)
+      assert.equal(outcome(() => r.walkSync(['d'], { maxEntries: 10, withStats: true })).code, 'UNSUPPORTED_BACKEND')
+      w.appendTextSync(['d', 'f'], ' world')
+      assert.equal(r.readTextSync(['d', 'f'], { maxBytes: 64 }), 'hello world')
+    } finally {
+      r.closeSync()
+      w.closeSync()
+    }
+  })
+
   it('ext2: readRange works and its versions match nothing (each read its own)', function () {
     const root = rootOn(this, 'ext2')
     fs.writeFileSync(path.join(root, 'f'), 'hello')

@@ -238,20 +238,23 @@ for (const face of [memoryFace, nativeFace]) {
       })
     })
 
-    describe('the 0.2 operations', function () {
-      let shared02
+    describe('the 0.2 and 0.3 operations', function () {
+      const shared02 = new Map() // layout name -> context, for the reader's rows
 
       after(async function () {
-        if (shared02 !== undefined) await shared02.cleanup()
+        for (const ctx of shared02.values()) await ctx.cleanup()
       })
 
-      for (const row of L.OPERATION_CASES) {
+      for (const row of [...L.OPERATION_CASES, ...L.OPERATION_03_CASES]) {
         for (const form of ['async', 'sync']) {
           it(`${row.title} (${form})`, async function () {
-            // A writer's row gets a tree of its own; the reader's rows share one, and each
-            // checks that it changed nothing.
+            // A writer's row gets a tree of its own; the reader's rows share one per
+            // layout (HOSTILE unless the row names another), and each checks that it
+            // changed nothing.
             const own = row.side === 'writer'
-            const ctx = own ? await face.open(mod, L.HOSTILE) : (shared02 ??= await face.open(mod, L.HOSTILE))
+            const layout = row.layout || 'HOSTILE'
+            if (!own && !shared02.has(layout)) shared02.set(layout, await face.open(mod, L.LAYOUTS[layout]))
+            const ctx = own ? await face.open(mod, L.LAYOUTS[layout]) : shared02.get(layout)
             try {
               for (const needed of row.needs || []) {
                 const gone = ctx.missing.find((m) => needed.length >= m.segments.length && m.segments.every((n, i) => n === needed[i]))
@@ -268,7 +271,7 @@ for (const face of [memoryFace, nativeFace]) {
               } else {
                 if (outcome.err !== undefined) throw outcome.err
                 if ('value' in expect) assert.deepStrictEqual(outcome.value, expect.value)
-                if (expect.check) expect.check(outcome.value)
+                if (expect.check) expect.check(outcome.value, ctx)
               }
               const after = row.tree !== undefined ? row.tree(ctx.layout) : ctx.layout
               assert.deepEqual(ctx.state(), after, 'the tree after the call')

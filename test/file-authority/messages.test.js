@@ -20,7 +20,7 @@ const SEG = 'must be one path segment (a non-empty name without a separator or N
 
 // [method, args, expected message]; SECRET marks caller text that must never appear.
 const SECRET = 'secret-value-7'
-const WT = 'createParents, mode, ifVersion, ifAbsent'
+const WT = 'createParents, mode, ifVersion, ifAbsent, durable'
 const CASES = [
   ['readBytes', [['d', 'f'], { maxBytes: -1 }], `readBytes failed: INVALID_PATH: options.maxBytes ${MAXB}`],
   ['readBytes', [['d', 'f'], { maxbytes: 10 }], 'readBytes failed: INVALID_OPTION: options.maxbytes is not an option of readBytes (it takes maxBytes)'],
@@ -55,9 +55,28 @@ const CASES = [
   ['makeDirectory', [['x'], { mode: 1000 }], 'makeDirectory failed: INVALID_OPTION: options.mode must be an integer from 0 to 0o777 (permission bits only)'],
   ['rename', [['a'], ['b'], { replace: 'yes' }], 'rename failed: INVALID_OPTION: options.replace must be a boolean'],
   ['rename', [[SECRET, '..'], ['b']], `rename failed: INVALID_PATH at segment 1: from[1] ${SEG}`],
-  ['rename', [['a', 'b'], ['c', '..']], `rename failed: INVALID_PATH at segment 3: to[1] ${SEG}`]
+  ['rename', [['a', 'b'], ['c', '..']], `rename failed: INVALID_PATH at segment 3: to[1] ${SEG}`],
+  // contract 0.3
+  ['readText', [['f'], { maxBytes: -1 }], `readText failed: INVALID_PATH: options.maxBytes ${MAXB}`],
+  ['readText', [['f'], { maxBytes: 1, encoding: 'utf8' }], 'readText failed: INVALID_OPTION: options.encoding is not an option of readText (it takes maxBytes)'],
+  ['list', [[], { withStats: 'yes' }], 'list failed: INVALID_OPTION: options.withStats must be a boolean'],
+  ['list', [[], { withFileTypes: true }], 'list failed: INVALID_OPTION: options.withFileTypes is not an option of list (it takes withStats)'],
+  ['walk', [[], { maxEntries: 1, exclude: 'node_modules' }], 'walk failed: INVALID_OPTION: options.exclude must be an array of entry names, each one path segment'],
+  ['walk', [[], { maxEntries: 1, exclude: [`${SECRET}/x`] }], 'walk failed: INVALID_OPTION: options.exclude must be an array of entry names, each one path segment'],
+  ['walk', [[], { maxEntries: 1, withStats: 1 }], 'walk failed: INVALID_OPTION: options.withStats must be a boolean'],
+  ['walk', [[], { maxEntries: 1, excludePatterns: ['*.js'] }], 'walk failed: INVALID_OPTION: options.excludePatterns is not an option of walk (it takes maxEntries, maxDepth, exclude, withStats)'],
+  ['writeText', [['x'], 'x', { durable: 'no' }], 'writeText failed: INVALID_OPTION: options.durable must be a boolean'],
+  ['appendText', [['x'], 'x', { flag: 'a' }], 'appendText failed: INVALID_OPTION: options.flag is not an option of appendText (it takes createParents, mode, durable)'],
+  ['appendText', [['x'], 'x', { ifAbsent: true }], 'appendText failed: INVALID_OPTION: options.ifAbsent is not an option of appendText (it takes createParents, mode, durable)'],
+  ['appendText', [['x'], 'x', { mode: 0o4644 }], 'appendText failed: INVALID_OPTION: options.mode must be an integer from 0 to 0o777 (permission bits only)'],
+  ['appendText', [['x'], 'x', { durable: 0 }], 'appendText failed: INVALID_OPTION: options.durable must be a boolean'],
+  ['appendText', [['x'], 42], 'appendText failed: INVALID_OPTION: text must be a string or a Uint8Array'],
+  ['appendText', [['x'], '\ud800' + SECRET], 'appendText failed: INVALID_CONTENT: text must be well-formed UTF-16'],
+  ['appendText', [['x'], Uint8Array.of(0xff)], 'appendText failed: INVALID_CONTENT: text must be valid UTF-8'],
+  ['appendBytes', [['x'], SECRET], 'appendBytes failed: INVALID_OPTION: bytes must be a Uint8Array'],
+  ['appendBytes', [['x', '..'], new Uint8Array(1)], `appendBytes failed: INVALID_PATH at segment 1: segments[1] ${SEG}`]
 ]
-const READ_OPS = new Set(['readBytes', 'readVersioned', 'readRange', 'walk', 'stat'])
+const READ_OPS = new Set(['readBytes', 'readVersioned', 'readRange', 'readText', 'list', 'walk', 'stat'])
 
 function check (err, want) {
   assert.ok(err, 'refused')

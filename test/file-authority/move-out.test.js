@@ -115,6 +115,30 @@ const CASES = {
       return seen ? 'ok' : 'escape'
     }
   },
+  appendText: {
+    setup (s) {
+      fs.mkdirSync(path.join(s.root, 'd'))
+      fs.writeFileSync(path.join(s.root, 'd', 'f'), 'OLD')
+    },
+    call: (r, w) => w.appendText(['d', 'f'], 'NEW', { durable: false }),
+    after: (s, moved) => read(path.join(moved, 'f')),
+    judge (o, s, moved, seen) {
+      // Succeeded: before the move (the mover saw it done). Failed: no effect (or undone).
+      if (o.error) return read(path.join(moved, 'f')) === 'OLD' ? 'ok' : 'escape'
+      return seen === 'OLDNEW' ? 'before' : 'escape' // (resolves undefined: told apart here)
+    }
+  },
+  appendTextNew: {
+    setup (s) {
+      fs.mkdirSync(path.join(s.root, 'd'))
+    },
+    call: (r, w) => w.appendText(['d', 'n'], 'NEW', { durable: false }),
+    after: (s, moved) => exists(path.join(moved, 'n')),
+    judge (o, s, moved, seen) {
+      if (o.error) return exists(path.join(moved, 'n')) ? 'escape' : 'ok'
+      return seen ? 'before' : 'escape'
+    }
+  },
   remove: {
     setup (s) {
       fs.mkdirSync(path.join(s.root, 'd'))

@@ -839,3 +839,232 @@ function walkIs (expected, truncated) {
 
 const OPERATION_CASES = buildOperationCases()
 module.exports.OPERATION_CASES = OPERATION_CASES
+
+// ------------------------------------------------ the 0.3 operations (contract 0.3)
+//
+// Rows of OPERATION_03_CASES, in OPERATION_CASES' form, plus `layout` (a LAYOUTS name;
+// HOSTILE when left out): readText, list and walk withStats, walk's exclude and its
+// budget and depth rules, appendText / appendBytes, durable. A row's check gets the
+// face's context too ({ reader, writer, ... }), to compare with what stat says.
+
+// A workspace an agent's tools walk: node_modules and .git hold most of it.
+const WORKSPACE = {
+  '.git': { HEAD: 'ref: refs/heads/main\n', objects: { ab: { cdef: Uint8Array.of(1, 2, 3) } } },
+  'README.md': '\ufeff# readme\n',
+  'bin.dat': Uint8Array.of(0xff, 0x00, 0x80),
+  node_modules: { lib: { 'index.js': 'module.exports = 1\n' }, '.bin': {} },
+  src: { 'a.ts': 'export {}\n', node_modules: { 'x.js': 'x' }, util: { 'b.ts': 'b', empty: {} } },
+  'z.log': 'line\n'
+}
+LAYOUTS.WORKSPACE = WORKSPACE
+
+const KEYS = 'kind,size,mtimeMs,mode,version'
+
+/** Each listed entry's stat is what stat gives for its path (`base`: the listed or
+ * walked directory's segments; an entry's own segments: [name] or path). */
+function statsAreStats (base, count) {
+  return (entries, ctx) => {
+    if (count !== undefined && entries.length !== count) throw new Error(`${entries.length} entries`)
+    for (const e of entries) {
+      const segments = [...base, ...(e.path || [e.name])]
+      if (Object.keys(e).join() !== (e.path ? 'path,kind,stat' : 'name,kind,stat')) throw new Error(Object.keys(e).join())
+      if (Object.keys(e.stat).join() !== KEYS) throw new Error(Object.keys(e.stat).join())
+      const s = ctx.reader.statSync(segments)
+      if (JSON.stringify(e.stat) !== JSON.stringify(s)) throw new Error(`${segments.join('/')}: ${JSON.stringify(e.stat)} is not ${JSON.stringify(s)}`)
+      if (e.kind !== s.kind) throw new Error(`${segments.join('/')}: kind ${e.kind}`)
+    }
+  }
+}
+
+function walkGives (expected, truncated, omitted = 0) {
+  return (listing) => {
+    const got = listing.map((e) => [e.path.join('/'), e.kind])
+    if (JSON.stringify(got) !== JSON.stringify(expected)) throw new Error(`walk gave ${JSON.stringify(got)}`)
+    if (listing.truncated !== truncated || listing.omitted !== omitted) throw new Error(`truncated ${listing.truncated}, omitted ${listing.omitted}`)
+    if (Object.keys(listing[0] || { path: 0, kind: 0 }).join() !== 'path,kind') throw new Error('without withStats: no stat')
+  }
+}
+
+const isText = (text) => check((v) => {
+  if (typeof v !== 'string' || v !== text) throw new Error(`readText gave ${JSON.stringify(v)}`)
+})
+
+function buildOperation03Cases () {
+  const rows = []
+  const r = (title, side, op, args, expect, tree, needs, layout) => rows.push({ title, side, op, args, expect, tree, needs, layout })
+  const ws = (title, side, op, args, expect, tree) => r(title, side, op, args, expect, tree, undefined, 'WORKSPACE')
+
+  // readText: readBytes decoded as UTF-8; not UTF-8: INVALID_CONTENT; a BOM kept.
+  r('readText of a file', 'reader', 'readText', [['a.txt'], BUDGET], isText('alpha'))
+  r('readText of UTF-8 text', 'reader', 'readText', [['utf8.txt'], BUDGET], isText(HOSTILE['utf8.txt']))
+  r('readText of an empty file', 'reader', 'readText', [['empty.txt'], { maxBytes: 0 }], isText(''))
+  r('readText exactly at its budget', 'reader', 'readText', [['a.txt'], { maxBytes: 5 }], isText('alpha'))
+  r('readText one byte over its budget', 'reader', 'readText', [['a.txt'], { maxBytes: 4 }], error('OVER_BUDGET'))
+  r('readText of bytes that are not UTF-8', 'reader', 'readText', [['bin.dat'], BUDGET], error('INVALID_CONTENT'))
+  ws('readText keeps a byte-order mark', 'reader', 'readText', [['README.md'], BUDGET], isText('\ufeff# readme\n'))
+  r('readText of a directory', 'reader', 'readText', [['docs'], BUDGET], error('UNSAFE_ENTRY', 0, 'EISDIR'))
+  r('readText of the root', 'reader', 'readText', [[], BUDGET], error('UNSAFE_ENTRY', undefined, 'EISDIR'))
+  r('readText of a FIFO (at once)', 'reader', 'readText', [['fifo'], BUDGET], error('UNSAFE_ENTRY', 0), undefined, [['fifo']])
+  r('readText of a symlink', 'reader', 'readText', [['link-file'], BUDGET], error('UNSAFE_ENTRY', 0, 'ELOOP'), undefined, [['link-file']])
+  r('readText through a symlink to outside', 'reader', 'readText', [['link-outside-dir', 'secret.txt'], BUDGET], error('UNSAFE_ENTRY', 0, 'ELOOP'),
+    undefined, [['link-outside-dir']])
+  r('readText below a file', 'reader', 'readText', [['a.txt', 'x'], BUDGET], error('UNSAFE_ENTRY', 0, 'ENOTDIR'))
+  r('readText of a missing file', 'reader', 'readText', [['missing'], BUDGET], value(undefined))
+  r('readText 255 segments deep', 'reader', 'readText', [[...DEEP_DIRS, 'f'], BUDGET], isText('bottom'), undefined, undefined, 'DEEP')
+
+  // list with stats
+  r('list withStats: each entry\'s stat is stat\'s', 'reader', 'list', [['docs'], { withStats: true }], check(statsAreStats(['docs'], 3)))
+  r('list withStats of the root: links and a FIFO looked at, never followed or opened', 'reader', 'list', [[], { withStats: true }],
+    check((entries, ctx) => {
+      statsAreStats([])(entries.filter((e) => !ctx.missing.some((m) => m.segments.length === 1 && m.segments[0] === e.name)), ctx)
+      const link = entries.find((e) => e.name === 'link-file')
+      if (link && (link.kind !== 'symlink' || link.stat.kind !== 'symlink' || link.stat.size !== Buffer.byteLength('a.txt'))) throw new Error(JSON.stringify(link))
+      const fifo = entries.find((e) => e.name === 'fifo')
+      if (fifo && fifo.stat.kind !== 'other') throw new Error(JSON.stringify(fifo))
+    }))
+  r('list withStats false: no stat', 'reader', 'list', [['docs'], { withStats: false }], check((entries) => {
+    if (entries.map((e) => Object.keys(e).join()).join(';') !== 'name,kind;name,kind;name,kind') throw new Error('a stat without withStats')
+  }))
+  r('list withStats of a file', 'reader', 'list', [['a.txt'], { withStats: true }], error('UNSAFE_ENTRY', 0))
+  r('list withStats of a missing directory', 'reader', 'list', [['missing'], { withStats: true }], value(undefined))
+
+  // walk: exclude, the budget and truncated, the segment limit, stats
+  const all = [['README.md', 'file'], ['bin.dat', 'file'], ['src', 'directory'], ['src/a.ts', 'file'], ['src/util', 'directory'],
+    ['src/util/b.ts', 'file'], ['src/util/empty', 'directory'], ['z.log', 'file']]
+  const EX = ['node_modules', '.git']
+  ws('walk with exclude: left out wherever they occur, with their subtrees', 'reader', 'walk', [[], { maxEntries: 100, exclude: EX }],
+    check(walkGives(all, false)))
+  ws('walk with exclude: exactly maxEntries, the last a file: not truncated', 'reader', 'walk', [[], { maxEntries: 8, exclude: EX }],
+    check(walkGives(all, false)))
+  ws('walk with exclude: excluded names not counted in maxEntries', 'reader', 'walk', [[], { maxEntries: 3, exclude: EX }],
+    check(walkGives(all.slice(0, 3), true)))
+  ws('walk: the last entry a directory found but not read: truncated', 'reader', 'walk', [[], { maxEntries: 7, exclude: EX }],
+    check(walkGives(all.slice(0, 7), true)))
+  ws('walk: an empty directory listed last, never read: truncated (not visited, empty or not)', 'reader', 'walk',
+    [['src', 'util'], { maxEntries: 2 }], check(walkGives([['b.ts', 'file'], ['empty', 'directory']], true)))
+  ws('walk: the same with room to read it: not truncated', 'reader', 'walk', [['src', 'util'], { maxEntries: 3 }],
+    check(walkGives([['b.ts', 'file'], ['empty', 'directory']], false)))
+  ws('walk: entries left in directories already read: truncated', 'reader', 'walk', [[], { maxEntries: 4, exclude: EX }],
+    check(walkGives(all.slice(0, 4), true)))
+  ws('walk: maxEntries 0 reads nothing: truncated', 'reader', 'walk', [[], { maxEntries: 0, exclude: EX }], check(walkGives([], true)))
+  ws('walk: maxDepth 0 with exclude: no truncation for the depth asked', 'reader', 'walk', [[], { maxEntries: 4, maxDepth: 0, exclude: EX }],
+    check(walkGives([['README.md', 'file'], ['bin.dat', 'file'], ['src', 'directory'], ['z.log', 'file']], false)))
+  ws('walk with exclude of a nested name and a file name', 'reader', 'walk', [['src'], { maxEntries: 100, exclude: ['util', 'a.ts'] }],
+    check(walkGives([['node_modules', 'directory'], ['node_modules/x.js', 'file']], false)))
+  ws('walk with an exclude that matches nothing', 'reader', 'walk', [['src'], { maxEntries: 100, exclude: ['nothing'] }],
+    check(walkGives([['a.ts', 'file'], ['node_modules', 'directory'], ['node_modules/x.js', 'file'], ['util', 'directory'],
+      ['util/b.ts', 'file'], ['util/empty', 'directory']], false)))
+  ws('walk without exclude lists node_modules and .git', 'reader', 'walk', [[], { maxEntries: 3 }],
+    check(walkGives([['.git', 'directory'], ['.git/HEAD', 'file'], ['.git/objects', 'directory']], true)))
+  ws('walk withStats: each entry\'s stat is stat\'s', 'reader', 'walk', [[], { maxEntries: 100, exclude: EX, withStats: true }],
+    check(statsAreStats([], 8)))
+  ws('walk withStats of a subdirectory', 'reader', 'walk', [['src', 'util'], { maxEntries: 100, withStats: true }], check(statsAreStats(['src', 'util'], 2)))
+  r('walk withStats: links looked at as links', 'reader', 'walk', [['sub'], { maxEntries: 100, withStats: true }], check((entries, ctx) => {
+    statsAreStats(['sub'], 4)(entries, ctx)
+    if (entries[2].stat.kind !== 'symlink') throw new Error(JSON.stringify(entries[2]))
+  }), undefined, [['sub', 'link-up'], ['sub', 'deep', 'link-out']])
+  // DEEP: 254 directories `d`, then `f` and the empty directory `e` at 255 segments:
+  // `e` is listed, but nothing below it can be named, so it is not entered.
+  r('walk of 255 segments: the subtree the limit keeps out is omitted and truncates', 'reader', 'walk', [[], { maxEntries: 1000 }],
+    check((listing) => {
+      const longest = Math.max(...listing.map((e) => e.path.length))
+      if (listing.length !== 256 || longest !== 255 || listing.omitted !== 1 || listing.truncated !== true) {
+        throw new Error(`${listing.length} entries, longest ${longest}, omitted ${listing.omitted}, truncated ${listing.truncated}`)
+      }
+      const last = listing[listing.length - 1]
+      if (last.path.length !== 255 || last.path[254] !== 'f' || listing[listing.length - 2].path[254] !== 'e') throw new Error(JSON.stringify(last))
+    }), undefined, undefined, 'DEEP')
+  r('walk of 255 segments, from a directory: the same limit from the root', 'reader', 'walk', [DEEP_DIRS.slice(0, 200), { maxEntries: 1000 }],
+    check((listing) => {
+      const longest = Math.max(...listing.map((e) => e.path.length))
+      if (listing.length !== 56 || longest !== 55 || listing.omitted !== 1 || listing.truncated !== true) {
+        throw new Error(`${listing.length} entries, longest ${longest}, omitted ${listing.omitted}, truncated ${listing.truncated}`)
+      }
+    }), undefined, undefined, 'DEEP')
+  r('walk of 255 segments with a maxDepth above it: no omission below the bound', 'reader', 'walk', [[], { maxEntries: 1000, maxDepth: 10 }],
+    check((listing) => {
+      if (listing.length !== 11 || listing.omitted !== 0 || listing.truncated !== false) throw new Error(`${listing.length}, ${listing.omitted}, ${listing.truncated}`)
+    }), undefined, undefined, 'DEEP')
+
+  // appendText / appendBytes
+  r('appendText to a file: at its end', 'writer', 'appendText', [['a.txt'], ' beta'], value(undefined), withEntry(['a.txt'], hex('alpha beta')))
+  r('appendBytes to a file: any bytes', 'writer', 'appendBytes', [['bin.dat'], Uint8Array.of(0xfe, 0x00)], value(undefined),
+    withEntry(['bin.dat'], hex([0x00, 0xff, 0xfe, 0x80, 0x0a, 0xfe, 0x00])))
+  r('appendText creates a missing file', 'writer', 'appendText', [['docs', 'log.txt'], 'one\n'], value(undefined), withEntry(['docs', 'log.txt'], hex('one\n')))
+  r('appendText with createParents', 'writer', 'appendText', [['logs', 'day', 'log.jsonl'], '{}\n', { createParents: true, mode: 0o600 }], value(undefined),
+    withEntry(['logs', 'day', 'log.jsonl'], hex('{}\n')))
+  r('appendText durable: false', 'writer', 'appendText', [['a.txt'], '!', { durable: false }], value(undefined), withEntry(['a.txt'], hex('alpha!')))
+  r('appendText of nothing creates an empty file', 'writer', 'appendText', [['new.txt'], ''], value(undefined), withEntry(['new.txt'], hex('')))
+  r('appendText of nothing to a file changes nothing', 'writer', 'appendText', [['a.txt'], ''], value(undefined))
+  r('appendText of bytes that are UTF-8', 'writer', 'appendText', [['a.txt'], Buffer.from(' \u00e9')], value(undefined), withEntry(['a.txt'], hex('alpha \u00e9')))
+  r('appendText of bytes that are not UTF-8', 'writer', 'appendText', [['a.txt'], Uint8Array.of(0xff)], error('INVALID_CONTENT'))
+  r('appendText of a lone surrogate', 'writer', 'appendText', [['a.txt'], 'x\ud800'], error('INVALID_CONTENT'))
+  r('appendText: a missing parent', 'writer', 'appendText', [['n', 'log'], 'x'], error('HOST_IO', 0, 'ENOENT'))
+  r('appendText to a directory', 'writer', 'appendText', [['docs'], 'x'], error('UNSAFE_ENTRY', 0, 'EISDIR'))
+  r('appendText to the root', 'writer', 'appendText', [[], 'x'], error('UNSAFE_ENTRY', undefined, 'EISDIR'))
+  r('appendBytes to a FIFO (at once, never opened)', 'writer', 'appendBytes', [['fifo'], Uint8Array.of(1)], error('UNSAFE_ENTRY', 0), undefined, [['fifo']])
+  r('appendText to a symlink (its target untouched)', 'writer', 'appendText', [['link-file'], 'x'], error('UNSAFE_ENTRY', 0, 'ELOOP'), undefined, [['link-file']])
+  r('appendText to a dangling symlink (nothing created through it)', 'writer', 'appendText', [['link-dangling'], 'x'], error('UNSAFE_ENTRY', 0, 'ELOOP'),
+    undefined, [['link-dangling']])
+  r('appendText to a symlink to outside', 'writer', 'appendText', [['link-outside-file'], 'x'], error('UNSAFE_ENTRY', 0, 'ELOOP'),
+    undefined, [['link-outside-file']])
+  r('appendText below a symlink to outside, createParents', 'writer', 'appendText', [['link-outside-dir', 'n', 'x'], 'x', { createParents: true }],
+    error('UNSAFE_ENTRY', 0, 'ELOOP'), undefined, [['link-outside-dir']])
+  r('appendText below a file', 'writer', 'appendText', [['a.txt', 'x'], 'x'], error('UNSAFE_ENTRY', 0, 'ENOTDIR'))
+  r('appendText 255 segments deep', 'writer', 'appendText', [[...DEEP_DIRS, 'f'], '!'], value(undefined),
+    withEntry([...DEEP_DIRS, 'f'], hex('bottom!')), undefined, 'DEEP')
+
+  // durable on writes
+  r('writeText durable: false', 'writer', 'writeText', [['a.txt'], 'new', { durable: false }], value(undefined), withEntry(['a.txt'], hex('new')))
+  r('writeBytes durable: false, createParents', 'writer', 'writeBytes', [['n', 'b.bin'], Uint8Array.of(7), { durable: false, createParents: true }],
+    value(undefined), withEntry(['n', 'b.bin'], hex([7])))
+
+  // Bad arguments of the 0.3 operations and options: INVALID_PATH for a path or budget,
+  // INVALID_OPTION for everything else, nothing changed.
+  for (const [op, side, args, code] of [
+    ['readText', 'reader', [['a.txt']], 'INVALID_PATH'],
+    ['readText', 'reader', [['a.txt'], { maxBytes: -1 }], 'INVALID_PATH'],
+    ['readText', 'reader', [['a.txt'], { maxBytes: 5, encoding: 'latin1' }], 'INVALID_OPTION'],
+    ['list', 'reader', [[], { withStats: 'yes' }], 'INVALID_OPTION'],
+    ['list', 'reader', [[], { withFileTypes: true }], 'INVALID_OPTION'],
+    ['list', 'reader', [[], 'withStats'], 'INVALID_OPTION'],
+    ['walk', 'reader', [[], { maxEntries: 1, exclude: 'node_modules' }], 'INVALID_OPTION'],
+    ['walk', 'reader', [[], { maxEntries: 1, exclude: [''] }], 'INVALID_OPTION'],
+    ['walk', 'reader', [[], { maxEntries: 1, exclude: ['..'] }], 'INVALID_OPTION'],
+    ['walk', 'reader', [[], { maxEntries: 1, exclude: ['a/b'] }], 'INVALID_OPTION'],
+    ['walk', 'reader', [[], { maxEntries: 1, exclude: [42] }], 'INVALID_OPTION'],
+    ['walk', 'reader', [[], { maxEntries: 1, exclude: ['\ud800'] }], 'INVALID_OPTION'],
+    ['walk', 'reader', [[], { maxEntries: 1, exclude: [{ toString: () => 'x' }] }], 'INVALID_OPTION'],
+    ['walk', 'reader', [[], { maxEntries: 1, withStats: 'yes' }], 'INVALID_OPTION'],
+    ['walk', 'reader', [[], { maxEntries: 1, excludePatterns: ['*.js'] }], 'INVALID_OPTION'],
+    ['appendText', 'writer', [['a.txt'], 'x', { flag: 'a' }], 'INVALID_OPTION'],
+    ['appendText', 'writer', [['a.txt'], 'x', { ifAbsent: true }], 'INVALID_OPTION'],
+    ['appendText', 'writer', [['a.txt'], 'x', { ifVersion: '0'.repeat(96) }], 'INVALID_OPTION'],
+    ['appendText', 'writer', [['a.txt'], 'x', { mode: 0o4644 }], 'INVALID_OPTION'],
+    ['appendText', 'writer', [['a.txt'], 'x', { mode: -1 }], 'INVALID_OPTION'],
+    ['appendText', 'writer', [['a.txt'], 'x', { durable: 'no' }], 'INVALID_OPTION'],
+    ['appendText', 'writer', [['a.txt'], 'x', { createParents: 1 }], 'INVALID_OPTION'],
+    ['appendText', 'writer', [['a.txt'], 'x', 'a'], 'INVALID_OPTION'],
+    ['appendText', 'writer', [['a.txt'], 42], 'INVALID_OPTION'],
+    ['appendText', 'writer', [['a.txt'], null], 'INVALID_OPTION'],
+    ['appendBytes', 'writer', [['a.txt'], 'text'], 'INVALID_OPTION'],
+    ['appendBytes', 'writer', [['a.txt'], new Proxy(new Uint8Array(1), {})], 'INVALID_OPTION'],
+    ['appendBytes', 'writer', [['a.txt'], [1, 2]], 'INVALID_OPTION'],
+    ['appendBytes', 'writer', [['a.txt'], new Uint8Array(1), { encoding: 'binary' }], 'INVALID_OPTION'],
+    ['appendBytes', 'writer', ['a.txt', new Uint8Array(1)], 'INVALID_PATH'],
+    ['writeText', 'writer', [['a.txt'], 'x', { durable: 'no' }], 'INVALID_OPTION'],
+    ['writeBytes', 'writer', [['a.txt'], new Uint8Array(1), { durable: 1 }], 'INVALID_OPTION']
+  ]) {
+    r(`${op} refuses a bad argument (${util.inspect(args, { breakLength: Infinity })}): ${code}`, side, op, args, error(code))
+  }
+  r('readText refuses a ".." segment', 'reader', 'readText', [['..'], BUDGET], error('INVALID_PATH', 0))
+  r('appendText refuses a ".." segment after a valid one', 'writer', 'appendText', [['a.txt', '..'], 'x'], error('INVALID_PATH', 1))
+  // A reader cannot append, a writer cannot read text.
+  r('a writer has no readText', 'writer', 'stat', [['a.txt']], check(function (s, ctx) {
+    if (typeof ctx.writer.readText === 'function' || typeof ctx.reader.appendText === 'function') throw new Error('crossed methods')
+  }))
+  return rows
+}
+
+const OPERATION_03_CASES = buildOperation03Cases()
+module.exports.OPERATION_03_CASES = OPERATION_03_CASES

@@ -32,5 +32,13 @@ for (const [tag, parent] of [['', [link]], ['deep', deep]]) {
   run(`makeDirectory${tag}`, () => w.makeDirectorySync([...parent, 'made'], { parents: true }))
   run(`renameFrom${tag}`, () => w.renameSync([...parent, 'file.txt'], ['moved.txt']))
   run(`renameTo${tag}`, () => w.renameSync(['inside.txt'], [...parent, 'moved.txt']))
+  // contract 0.3
+  run(`readText${tag}`, () => r.readTextSync([...parent, 'file.txt'], { maxBytes: 1024 }))
+  run(`readTextFifo${tag}`, () => r.readTextSync([...parent, 'fifo'], { maxBytes: 1024 }))
+  run(`listStats${tag}`, () => r.listSync([...parent, 'sub'], { withStats: true }))
+  run(`walkExclude${tag}`, () => r.walkSync([...parent, 'sub'], { maxEntries: 10, exclude: ['x'], withStats: true }))
+  run(`append${tag}`, () => w.appendTextSync([...parent, 'file.txt'], 'new'))
+  run(`appendFifo${tag}`, () => w.appendBytesSync([...parent, 'fifo'], Uint8Array.of(1), { durable: false }))
+  run(`appendParents${tag}`, () => w.appendTextSync([...parent, 'new', 'x.txt'], 'new', { createParents: true }))
 }
 process.stdout.write(JSON.stringify(out))

@@ -19,7 +19,10 @@ import {
   type RangeRead,
   type WalkEntry,
   type WalkListing,
-  type WriteOptions
+  type WriteOptions,
+  type AppendOptions,
+  type ListOptions,
+  type WalkOptions
 } from '@scope/agent-os/file-authority'
 import { createMemoryAuthorities, type MemoryTree } from '@scope/agent-os/file-authority/testing'
 import { tryAcquire, acquire, withLock, NodeLockError, type LockGuard, type NodeLockErrorCode } from '@scope/agent-os/node-lock'
@@ -109,7 +112,25 @@ export async function useOperations (reader: ReadAuthority, writer: WriteAuthori
   await writer.rename(['a'], ['b'], { replace: true })
   writer.renameSync(['b'], ['c'])
   const code: FileAuthorityErrorCode = 'ENTRY_EXISTS'
-  void [kind, vs, range?.bytes, range?.size, rs, ws, path, flags, removed, removedSync, made, madeSync, code]
+  // contract 0.3
+  const text: string | undefined = await reader.readText(['a'], { maxBytes: 10 })
+  const textSync: string | undefined = reader.readTextSync(['a'], { maxBytes: 10 })
+  const lo: ListOptions = { withStats: true }
+  const sized = reader.listSync(['docs'], { withStats: true })
+  const size0: number | undefined = sized?.[0]?.stat.size
+  const plain: DirectoryListing | undefined = await reader.list(['docs'], { withStats: false })
+  const maybeStat: FileStat | undefined = plain?.[0]?.stat
+  const wo: WalkOptions = { maxEntries: 100, exclude: ['node_modules', '.git'], withStats: false }
+  const walkedStats = await reader.walk([], { maxEntries: 10, exclude: ['.git'], withStats: true })
+  const v0: string | undefined = walkedStats?.[0]?.stat.version
+  const wsync: WalkListing | undefined = reader.walkSync([], wo)
+  const ao: AppendOptions = { createParents: true, mode: 0o600, durable: false }
+  await writer.appendText(['log.jsonl'], '{}\n', ao)
+  writer.appendTextSync(['log.jsonl'], new Uint8Array([10]))
+  await writer.appendBytes(['b.bin'], new Uint8Array(1), { durable: true })
+  writer.appendBytesSync(['b.bin'], new Uint8Array(1))
+  writer.writeTextSync(['scratch'], 'x', { durable: false })
+  void [kind, vs, range?.bytes, range?.size, rs, ws, path, flags, removed, removedSync, made, madeSync, code, text, textSync, lo, size0, maybeStat, v0, wsync]
   return (st?.size ?? 0) + (st?.mtimeMs ?? 0) + (st?.mode ?? 0)
 }
 
