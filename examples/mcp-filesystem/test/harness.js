@@ -239,4 +239,55 @@ async function runRace (kind, race, { calls, binary, untilLeak, env } = {}) {
   return counts
 }
 
-module.exports = { SERVERS, startServer, exchangeHelper, startExchange, makeFixture, removeFixture, outsideState, leaked, RACES, runRace }
+/** Adds to root a FIFO (fifo), a sparse file of `hugeBytes` with no newline (huge.bin)
+ * and a link to a file inside (inlink -> d/f.txt). */
+function addSpecials (fx, { hugeBytes = 8 * 1024 ** 3 } = {}) {
+  execFileSync('mkfifo', [path.join(fx.root, 'fifo')])
+  const fd = fs.openSync(path.join(fx.root, 'huge.bin'), 'w')
+  try { fs.ftruncateSync(fd, hugeBytes) } finally { fs.closeSync(fd) }
+  fs.symlinkSync(path.join(fx.root, 'd', 'f.txt'), path.join(fx.root, 'inlink'))
+}
+
+/**
+ * The attacks that need no race, by class: each a tool call that must be refused (an
+ * error text), must not show anything of outside, must not change outside, and must
+ * answer at once (a FIFO must not hang the call; a huge file must not be loaded).
+ */
+function staticAttacks (fx) {
+  const j = (...p) => path.join(fx.root, ...p)
+  const list = [
+    ['link', 'read_text_file', { path: j('dlink', 'f.txt') }],
+    ['link', 'read_text_file', { path: j('e', 'flink') }],
+    ['link', 'list_directory', { path: j('dlink') }],
+    ['link', 'directory_tree', { path: j('dlink') }],
+    ['link', 'write_file', { path: j('dlink', 'planted.txt'), content: 'planted' }],
+    ['link', 'write_file', { path: j('e', 'flink'), content: 'planted' }],
+    ['link', 'edit_file', { path: j('e', 'flink'), edits: [{ oldText: 'edit-me', newText: 'edited' }] }],
+    ['link', 'create_directory', { path: j('dlink', 'planted-dir') }],
+    ['dotdot', 'read_text_file', { path: `${fx.root}/../out/f.txt` }],
+    ['dotdot', 'read_text_file', { path: `${fx.root}/d/../../out/f.txt` }],
+    ['dotdot', 'list_directory', { path: `${fx.root}/..` }],
+    ['dotdot', 'write_file', { path: `${fx.root}/../out/planted.txt`, content: 'planted' }],
+    ['dotdot', 'read_text_file', { path: '../out/f.txt' }]
+  ]
+  for (const s of fx.siblings) {
+    const name = `sibling ${JSON.stringify(path.basename(s))}`
+    list.push([name, 'list_directory', { path: s }])
+    list.push([name, 'read_text_file', { path: path.join(s, 'secret.txt') }])
+    list.push([name, 'search_files', { path: s, pattern: '**/*' }])
+    list.push([name, 'directory_tree', { path: s }])
+    list.push([name, 'write_file', { path: path.join(s, 'planted.txt'), content: 'planted' }])
+  }
+  for (const [tool, args] of [['read_text_file', { path: j('fifo') }], ['read_text_file', { path: j('fifo'), head: 1 }],
+    ['read_media_file', { path: j('fifo') }], ['read_multiple_files', { paths: [j('fifo')] }],
+    ['edit_file', { path: j('fifo'), edits: [{ oldText: 'a', newText: 'b' }] }]]) {
+    list.push(['fifo', tool, args])
+  }
+  for (const [tool, args] of [['read_media_file', { path: j('huge.bin') }], ['read_text_file', { path: j('huge.bin') }],
+    ['read_multiple_files', { paths: [j('huge.bin')] }], ['edit_file', { path: j('huge.bin'), edits: [{ oldText: 'a', newText: 'b' }] }]]) {
+    list.push(['huge sparse file', tool, args])
+  }
+  return list.map(([kind, tool, args]) => ({ kind, tool, args }))
+}
+
+module.exports = { addSpecials, staticAttacks, SERVERS, startServer, exchangeHelper, startExchange, makeFixture, removeFixture, outsideState, leaked, RACES, runRace }
