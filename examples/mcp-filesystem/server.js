@@ -399,7 +399,8 @@ class FilesystemServer {
         if (got === undefined) throw notFound('path')
         return got
       })
-      const rows = listed.map((e) => ({ name: e.name, isDirectory: e.kind === 'directory', size: e.stat.size }))
+      // An entry removed between the listing and its stat has no size to give (upstream: 0).
+      const rows = listed.map((e) => ({ name: e.name, isDirectory: e.kind === 'directory', size: e.stat ? e.stat.size : 0 }))
       const sorted = [...rows].sort(args.sortBy === 'size' ? (a, b) => b.size - a.size : (a, b) => a.name.localeCompare(b.name))
       const lines = sorted.map((r) => `${r.isDirectory ? '[DIR]' : '[FILE]'} ${r.name.padEnd(30)} ${r.isDirectory ? '' : text.formatSize(r.size).padStart(10)}`)
       const files = rows.filter((r) => !r.isDirectory)

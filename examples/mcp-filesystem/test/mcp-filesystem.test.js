@@ -279,7 +279,7 @@ describe('examples/mcp-filesystem: roots and the command line', function () {
   })
 
   it('without the roots capability, the command line\'s directories stay; both spellings of a linked directory are listed', async function () {
-    fs.symlinkSync(path.join(base, 'a'), path.join(base, 'alias'))
+    try { fs.symlinkSync(path.join(base, 'a'), path.join(base, 'alias')) } catch { this.skip() } // no symlinks (Windows without the privilege)
     const server = await startServer('agent-os', [path.join(base, 'alias'), path.join(base, 'b')])
     try {
       assert.deepEqual(await allowedOf(server), [path.join(base, 'alias'), path.join(base, 'a'), path.join(base, 'b')])
