@@ -81,6 +81,8 @@ function explain (err, what, limits) {
       return new ToolError(`The allowed directories changed while this call ran (new roots); retry ${what} against the new ones`)
     case 'INVALID_PATH':
       return new ToolError(`Invalid ${what}: '..', a NUL or a component that is not a valid file name`)
+    case 'UNSUPPORTED_BACKEND':
+      return new ToolError(`Unsupported here - the file system of ${what} cannot give this guarantee (for edit_file: telling two versions of a file apart, which coarse timestamps cannot); nothing was written`)
     default:
       return new ToolError(`${err.code}: refused on ${what}`)
   }
@@ -132,71 +134,62 @@ class FilesystemServer {
     })
   }
 
-  /** The first `count` lines, reading forward in chunks until they are complete. */
+  /**
+   * The first `count` lines: one read from the start of a window that grows (64 KiB,
+   * then 4 times larger) until it holds them or the whole file. Each read is one
+   * consistent state of the file (readRange's rule), so no two states are ever mixed.
+   */
   async readHead (given, count, what) {
     if (!(count > 0)) return ''
     const need = Math.ceil(count)
     return this.within(given, what, async (dir, segments) => {
-      const chunks = []
-      let offset = 0
-      let version
-      let chunk = 64 * 1024
-      for (;;) {
-        const length = Math.min(chunk, this.limits.maxBytes + 1 - offset)
-        const got = await dir.reader.readRange(segments, { offset, length })
+      for (let window = 64 * 1024; ; window *= 4) {
+        const got = await dir.reader.readRange(segments, { offset: 0, length: Math.min(window, this.limits.maxBytes + 1) })
         if (got === undefined) throw notFound(what)
-        if (version !== undefined && got.version !== version) throw new FileAuthorityError('FILE_CHANGED', { operation: 'readRange' })
-        version = got.version
-        chunks.push(got.bytes)
-        offset += got.bytes.length
-        const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)
-        const cut = text.nthNewline(bytes, need)
-        const atEnd = offset >= got.size
-        if (cut >= 0 || atEnd) {
-          const window = cut >= 0 ? bytes.subarray(0, cut + 1) : bytes
-          const decoded = text.decodeUtf8(window)
+        const cut = text.nthNewline(got.bytes, need)
+        if (cut >= 0 || got.bytes.length >= got.size) {
+          const decoded = text.decodeUtf8(cut >= 0 ? got.bytes.subarray(0, cut + 1) : got.bytes)
           if (decoded === undefined) throw new FileAuthorityError('INVALID_CONTENT', { operation: 'readRange' })
           return text.firstLines(decoded, need)
         }
-        if (offset > this.limits.maxBytes) throw new ToolError(`Lines too long - the first ${need} lines of ${what} span more than ${this.limits.maxBytes} bytes, this server's read limit (MCP_FILESYSTEM_MAX_BYTES)`)
-        chunks.length = 0
-        chunks.push(bytes)
-        chunk = Math.min(chunk * 4, 4 * MiB)
+        if (got.bytes.length > this.limits.maxBytes) throw new ToolError(`Lines too long - the first ${need} lines of ${what} span more than ${this.limits.maxBytes} bytes, this server's read limit (MCP_FILESYSTEM_MAX_BYTES)`)
       }
     })
   }
 
-  /** The last `count` lines, reading backward from the end in chunks. */
+  /**
+   * The last `count` lines: one read of a window that ends at the end of the file and
+   * grows (16 KiB, then 4 times larger) until it holds them or the whole file; the size
+   * comes from an empty read, and a read that no longer ends at the end of the file
+   * (the file grew or shrank) is made again.
+   */
   async readTail (given, count, what) {
     const need = Math.trunc(count)
     if (!(need > 0)) return ''
     return this.within(given, what, async (dir, segments) => {
-      const first = await dir.reader.stat(segments)
-      if (first === undefined) throw notFound(what)
-      if (first.kind !== 'file') {
-        // Let the read give the precise refusal (a link, a directory, a FIFO).
-        await dir.reader.readRange(segments, { offset: 0, length: 0 })
-      }
-      const size = first.size
-      let end = size
-      let bytes = Buffer.alloc(0)
-      let chunk = 16 * 1024
-      for (;;) {
-        const start = Math.max(0, end - chunk)
-        const got = await dir.reader.readRange(segments, { offset: start, length: end - start })
+      const probe = await dir.reader.readRange(segments, { offset: 0, length: 0 })
+      if (probe === undefined) throw notFound(what)
+      let size = probe.size
+      let changes = 0
+      for (let window = 16 * 1024; ;) {
+        const start = Math.max(0, size - Math.min(window, this.limits.maxBytes + 1))
+        const got = await dir.reader.readRange(segments, { offset: start, length: size - start })
         if (got === undefined) throw notFound(what)
-        if (got.version !== first.version || got.bytes.length !== end - start) throw new FileAuthorityError('FILE_CHANGED', { operation: 'readRange' })
-        bytes = bytes.length === 0 ? got.bytes : Buffer.concat([got.bytes, bytes])
-        end = start
-        // Lines of the last `need`: everything after the need-th newline from the end.
-        const { at } = text.nthNewlineFromEnd(bytes, need)
+        if (got.size !== start + got.bytes.length) {
+          // Not the end of the file any more: read again at its new size, a few times.
+          if (++changes > 3) throw new FileAuthorityError('FILE_CHANGED', { operation: 'readRange' })
+          size = got.size
+          continue
+        }
+        // The last `need` lines are everything after the need-th newline from the end.
+        const { at } = text.nthNewlineFromEnd(got.bytes, need)
         if (at >= 0 || start === 0) {
-          const decoded = text.decodeUtf8(at >= 0 ? bytes.subarray(at + 1) : bytes)
+          const decoded = text.decodeUtf8(at >= 0 ? got.bytes.subarray(at + 1) : got.bytes)
           if (decoded === undefined) throw new FileAuthorityError('INVALID_CONTENT', { operation: 'readRange' })
           return text.lastLines(decoded, need)
         }
-        if (bytes.length > this.limits.maxBytes) throw new ToolError(`Lines too long - the last ${need} lines of ${what} span more than ${this.limits.maxBytes} bytes, this server's read limit (MCP_FILESYSTEM_MAX_BYTES)`)
-        chunk = Math.min(chunk * 4, 4 * MiB)
+        if (got.bytes.length > this.limits.maxBytes) throw new ToolError(`Lines too long - the last ${need} lines of ${what} span more than ${this.limits.maxBytes} bytes, this server's read limit (MCP_FILESYSTEM_MAX_BYTES)`)
+        window *= 4
       }
     })
   }
