@@ -144,6 +144,10 @@ async function staticAttacks () {
       for (const kind of ['upstream', 'agent-os']) {
         const before = h.outsideState(fx)
         const server = await h.startServer(kind, [fx.root])
+        // The server's peak memory, sampled while the call runs (a crash ends the process).
+        let peak
+        const sample = () => { const k = server.peakKiB(); if (k !== undefined) peak = Math.max(peak || 0, k) }
+        const sampler = setInterval(sample, 20)
         let outcome
         try {
           const res = await server.call(a.tool, a.args, { timeoutMs: a.kind === 'huge sparse file' ? 120000 : 3000 })
@@ -153,7 +157,10 @@ async function staticAttacks () {
           const hung = /timed out/i.test(String(err.message))
           outcome = { leaked: false, refused: false, hung, failed: !hung, ms: undefined, text: String(err.message).slice(0, 160) }
         }
-        outcome.peakMiB = server.peakKiB() === undefined ? undefined : Math.round(server.peakKiB() / 1024)
+        clearInterval(sampler)
+        sample()
+        outcome.peakMiB = peak === undefined ? undefined : Math.round(peak / 1024)
+        outcome.exited = /Connection closed/.test(outcome.text)
         await server.close()
         outcome.outsideWrite = h.outsideState(fx) !== before
         // Undo what upstream planted, so the next attack starts from the same state.
@@ -176,7 +183,7 @@ function fmt (ms) {
 function outcomeText (o) {
   if (o.hung) return 'hung (no answer in 3 s)'
   const parts = []
-  if (o.failed) parts.push(`no answer (${o.text.replace(/\|/g, '/').slice(0, 60)})`)
+  if (o.failed) parts.push(o.exited ? '**server crashed**' : `no answer (${o.text.replace(/\|/g, '/').slice(0, 60)})`)
   if (o.leaked) parts.push('**leaked**')
   if (o.outsideWrite) parts.push('**wrote outside**')
   if (!o.leaked && !o.outsideWrite && !o.failed) parts.push(o.refused ? 'refused' : 'answered from inside')
