@@ -151,7 +151,7 @@ async function staticAttacks () {
         let outcome
         try {
           const res = await server.call(a.tool, a.args, { timeoutMs: a.kind === 'huge sparse file' ? 120000 : 3000 })
-          const refused = res.isError || /: Error - /.test(res.text)
+          const refused = h.refused(res)
           outcome = { leaked: h.leaked(fx, res), refused, hung: false, ms: Math.round(res.ms), text: res.text.slice(0, 160) }
         } catch (err) {
           const hung = /timed out/i.test(String(err.message))

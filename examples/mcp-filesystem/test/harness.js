@@ -170,6 +170,11 @@ function outsideState (fx) {
   return rows.join('\n')
 }
 
+/** A tool's refusal: an error result, or read_multiple_files's error in place of the file. */
+function refused (res) {
+  return res.isError || /: Error - /.test(res.text)
+}
+
 /** Whether a result shows anything of outside: the secret (also base64-encoded content), the marker name, or the outside file's size. */
 function leaked (fx, res, { size = false } = {}) {
   if (res.isError) return false
@@ -202,14 +207,17 @@ const RACES = [
   { tool: 'read_text_file', swap: 'file', args: (fx) => ({ path: path.join(fx.root, 'e', 'f.txt') }) },
   { tool: 'read_media_file', swap: 'file', args: (fx) => ({ path: path.join(fx.root, 'e', 'f.txt') }) },
   { tool: 'get_file_info', swap: 'file', size: true, args: (fx) => ({ path: path.join(fx.root, 'e', 'f.txt') }) },
-  { tool: 'edit_file', swap: 'file', args: (fx) => ({ path: path.join(fx.root, 'e', 'f.txt'), edits: [{ oldText: 'edit-me', newText: 'edit-me' }] }) },
+  // Every exchange changes the file's ctime, so its version: the edit's conditional write
+  // (ifVersion) may refuse every call while the swap runs (refusals: 'may').
+  { tool: 'edit_file', swap: 'file', refusals: 'may', args: (fx) => ({ path: path.join(fx.root, 'e', 'f.txt'), edits: [{ oldText: 'edit-me', newText: 'edit-me' }] }) },
   { tool: 'write_file', swap: 'file', args: (fx, i) => ({ path: path.join(fx.root, 'e', 'f.txt'), content: `inside ${i} edit-me\n` }) }
 ]
 
 /**
  * Runs one race: a fresh fixture, the server on its root, the helper swapping, `calls`
- * calls (stopping early after `untilLeak` leaks, if given). Counts per call: a leak
- * (outside content, names or size in a result) and an outside write (out changed).
+ * calls (stopping early after `untilLeak` leaks, if given). Counts per call: answered
+ * (not refused), a leak (outside content, names or size in a result) and an outside
+ * write (out changed).
  */
 async function runRace (kind, race, { calls, binary, untilLeak, env } = {}) {
   const fx = makeFixture(`mcp-race-${kind}-`)
@@ -217,7 +225,7 @@ async function runRace (kind, race, { calls, binary, untilLeak, env } = {}) {
   const [a, b] = race.swap === 'dir'
     ? [path.join(fx.root, 'd'), path.join(fx.root, 'dlink')]
     : [path.join(fx.root, 'e', 'f.txt'), path.join(fx.root, 'e', 'flink')]
-  const counts = { calls: 0, leaks: 0, outsideWrites: 0, errors: 0, swaps: 0 }
+  const counts = { calls: 0, answered: 0, leaks: 0, outsideWrites: 0, errors: 0, swaps: 0 }
   let before = outsideState(fx)
   const swapper = await startExchange(binary, a, b)
   try {
@@ -225,6 +233,7 @@ async function runRace (kind, race, { calls, binary, untilLeak, env } = {}) {
       const res = await server.call(race.tool, race.args(fx, i))
       counts.calls++
       if (res.isError) counts.errors++
+      if (!refused(res)) counts.answered++
       if (leaked(fx, res, { size: race.size })) counts.leaks++
       const now = outsideState(fx)
       if (now !== before) counts.outsideWrites++
@@ -290,4 +299,4 @@ function staticAttacks (fx) {
   return list.map(([kind, tool, args]) => ({ kind, tool, args }))
 }
 
-module.exports = { addSpecials, staticAttacks, SERVERS, startServer, exchangeHelper, startExchange, makeFixture, removeFixture, outsideState, leaked, RACES, runRace }
+module.exports = { refused, addSpecials, staticAttacks, SERVERS, startServer, exchangeHelper, startExchange, makeFixture, removeFixture, outsideState, leaked, RACES, runRace }
