@@ -15,7 +15,8 @@ const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio
 const { ListRootsRequestSchema } = require('@modelcontextprotocol/sdk/types.js')
 
 const SERVERS = {
-  'agent-os': path.join(__dirname, '..', 'index.js'),
+  // The documented command line: node examples/mcp-filesystem <dir>...
+  'agent-os': path.join(__dirname, '..'),
   upstream: require.resolve('@modelcontextprotocol/server-filesystem/dist/index.js')
 }
 
