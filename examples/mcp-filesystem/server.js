@@ -16,7 +16,7 @@ const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js')
 const { RootsListChangedNotificationSchema } = require('@modelcontextprotocol/sdk/types.js')
 const { z } = require('zod')
 const { minimatch } = require('minimatch')
-const { FileAuthorityError } = require('@scope/agent-os/file-authority')
+const { FileAuthorityError, toSegments } = require('@scope/agent-os/file-authority')
 const { AllowedDirectories, ToolError } = require('./allowed.js')
 const text = require('./text.js')
 
@@ -575,9 +575,16 @@ class FilesystemServer {
   }
 }
 
-/** A pattern that is one plain name: no glob syntax, no separator. */
+/** A pattern that is one plain name (no glob syntax, no separator) and a valid segment,
+ * so the walk's exclude can take it. */
 function isPlainName (p) {
-  return p !== '' && p !== '.' && p !== '..' && !/[*?[\]{}()!+@\\/]/.test(p)
+  if (/[*?[\]{}()!+@\\/]/.test(p)) return false
+  try {
+    const segments = toSegments(p)
+    return segments.length === 1 && segments[0] === p
+  } catch {
+    return false
+  }
 }
 
 /** A test of a relative path against exclude patterns, each expanded by `forms`. */

@@ -196,7 +196,7 @@ describe('examples/mcp-filesystem: tools on ordinary files, beside upstream', fu
     assert.ok(sizes.length > 5)
     const tree = (t) => sortTree(JSON.parse(t))
     await same('directory_tree', (r) => ({ path: r }), tree)
-    for (const excludePatterns of [['node_modules'], ['*.log', 'lib'], ['src/lib'], ['**/*.md', 'node_modules/**'], ['?ocs']]) {
+    for (const excludePatterns of [['node_modules'], ['*.log', 'lib'], ['src/lib'], ['**/*.md', 'node_modules/**'], ['?ocs'], ['x'.repeat(300), 'a\u0000b']]) {
       await same('directory_tree', (r) => ({ path: r, excludePatterns }), tree)
     }
     for (const [pattern, excludePatterns] of [['**/*.js', []], ['*.md', []], ['**/*', ['node_modules']], ['**/*.js', ['**/node_modules']],
