@@ -191,7 +191,9 @@ function leaked (fx, res, { size = false } = {}) {
 /**
  * The race scenarios: `swap` says which names the helper exchanges ('dir': root/d with
  * root/dlink -> out; 'file': root/e/f.txt with root/e/flink -> out/f.txt), `args(fx, i)`
- * the i-th call's arguments.
+ * the i-th call's arguments. Under the file swap every exchange changes the file's
+ * ctime, so a read or conditional write of this server may find the file changed
+ * (FILE_CHANGED) on every call: there a refusal of every call is a right answer.
  */
 const RACES = [
   { tool: 'read_text_file', swap: 'dir', args: (fx) => ({ path: path.join(fx.root, 'd', 'f.txt') }) },
@@ -208,9 +210,7 @@ const RACES = [
   { tool: 'read_text_file', swap: 'file', args: (fx) => ({ path: path.join(fx.root, 'e', 'f.txt') }) },
   { tool: 'read_media_file', swap: 'file', args: (fx) => ({ path: path.join(fx.root, 'e', 'f.txt') }) },
   { tool: 'get_file_info', swap: 'file', size: true, args: (fx) => ({ path: path.join(fx.root, 'e', 'f.txt') }) },
-  // Every exchange changes the file's ctime, so its version: the edit's conditional write
-  // (ifVersion) may refuse every call while the swap runs (refusals: 'may').
-  { tool: 'edit_file', swap: 'file', refusals: 'may', args: (fx) => ({ path: path.join(fx.root, 'e', 'f.txt'), edits: [{ oldText: 'edit-me', newText: 'edit-me' }] }) },
+  { tool: 'edit_file', swap: 'file', args: (fx) => ({ path: path.join(fx.root, 'e', 'f.txt'), edits: [{ oldText: 'edit-me', newText: 'edit-me' }] }) },
   { tool: 'write_file', swap: 'file', args: (fx, i) => ({ path: path.join(fx.root, 'e', 'f.txt'), content: `inside ${i} edit-me\n` }) }
 ]
 
