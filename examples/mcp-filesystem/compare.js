@@ -5,6 +5,7 @@
 //   latency  per tool, the median of `calls` calls (after 10 unmeasured), on a 4 KiB
 //            file, a 1 000-entry directory and a 10 000-entry tree; the two servers are
 //            called in turn, alternating which goes first, so both see the same load;
+//            a last row measures upstream against a second upstream (the noise floor);
 //   races    per race of test/harness.js, `race-calls` calls while the swap helper
 //            exchanges a name inside the allowed directory with a link to outside:
 //            leaks (outside content, names or size in a result) and outside writes;
@@ -112,6 +113,20 @@ async function latency () {
       rows.push(row)
       console.error(`latency ${label}: upstream ${row.upstream.toFixed(3)} ms, agent-os ${row.agentOs.toFixed(3)} ms`)
     }
+    // The noise floor: the same call on upstream and on a second upstream server.
+    const control = await h.startServer('upstream', [roots.upstream])
+    try {
+      const times = [[], []]
+      for (let i = 0; i < CALLS + 10; i++) {
+        for (const k of i % 2 ? [0, 1] : [1, 0]) {
+          const res = await (k === 0 ? servers.upstream : control).call('list_allowed_directories')
+          if (i >= 10) times[k].push(res.ms)
+        }
+      }
+      rows.push({ label: 'control: list_allowed_directories, upstream against a second upstream', upstream: median(times[0]), agentOs: median(times[1]), control: true })
+    } finally {
+      await control.close()
+    }
   } finally {
     for (const s of Object.values(servers)) await s.close()
     fs.rmSync(base, { recursive: true, force: true })
@@ -203,7 +218,10 @@ async function main () {
   if (result.latency) {
     out.push(`Latency: median of ${CALLS} calls over stdio (Node ${process.version}, ${os.cpus().length} CPUs)`, '',
       '| call | upstream ms | agent-os ms | agent-os / upstream |', '| --- | ---: | ---: | ---: |')
-    for (const r of result.latency) out.push(`| ${r.label} | ${fmt(r.upstream)} | ${fmt(r.agentOs)} | ${(r.agentOs / r.upstream).toFixed(2)} |`)
+    for (const r of result.latency) {
+      if (r.control) out.push(`| *${r.label}* | ${fmt(r.upstream)} | *${fmt(r.agentOs)}* | *${(r.agentOs / r.upstream).toFixed(2)}* |`)
+      else out.push(`| ${r.label} | ${fmt(r.upstream)} | ${fmt(r.agentOs)} | ${(r.agentOs / r.upstream).toFixed(2)} |`)
+    }
     out.push('')
   }
   if (result.races) {
