@@ -206,6 +206,30 @@ describe('examples/mcp-filesystem: tools on ordinary files, beside upstream', fu
     await same('search_files', (r) => ({ path: path.join(r, 'src'), pattern: '**/*.js' }), sortedLines)
   })
 
+  it('directory_tree and search_files refuse a walk past MCP_FILESYSTEM_MAX_ENTRIES, and a plain exclude keeps it under', async function () {
+    const dir = path.join(base, 'limits')
+    for (const sub of ['node_modules', 'src']) {
+      fs.mkdirSync(path.join(dir, sub), { recursive: true })
+      for (let i = 0; i < 20; i++) fs.writeFileSync(path.join(dir, sub, `f${i}.js`), '')
+    }
+    for (const f of ['a.md', 'b.md', 'c.txt']) fs.writeFileSync(path.join(dir, f), '')
+    const small = await startServer('agent-os', [dir], { env: { MCP_FILESYSTEM_MAX_ENTRIES: '10' } })
+    try {
+      for (const [tool, args] of [['directory_tree', { path: dir }], ['search_files', { path: dir, pattern: '**/*.js' }]]) {
+        const res = await small.call(tool, args)
+        assert.equal(res.isError, true, tool)
+        assert.match(res.text, /^Too many entries - path holds more than 10 entries \(MCP_FILESYSTEM_MAX_ENTRIES\)/)
+      }
+      // Left out by the walk itself, node_modules and src do not count.
+      const tree = await small.call('directory_tree', { path: dir, excludePatterns: ['node_modules', 'src'] })
+      assert.deepEqual(JSON.parse(tree.text).map((n) => n.name), ['a.md', 'b.md', 'c.txt'])
+      const found = await small.call('search_files', { path: dir, pattern: '**/*.md', excludePatterns: ['**/node_modules', '**/src'] })
+      assert.equal(found.text, [path.join(dir, 'a.md'), path.join(dir, 'b.md')].join('\n'))
+    } finally {
+      await small.close()
+    }
+  })
+
   it('get_file_info and list_allowed_directories', async function () {
     const r = await both('get_file_info', (root) => ({ path: path.join(root, 'a.txt') }))
     const fields = (t) => Object.fromEntries(t.split('\n').map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 2)]))
