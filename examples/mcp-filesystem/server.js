@@ -519,7 +519,9 @@ class FilesystemServer {
   /** The entries beneath a client's directory path, in one bounded walk. */
   async walk (given, exclude) {
     return this.within(given, 'path', async (dir, segments) => {
-      const got = await dir.reader.walk(segments, { maxEntries: this.limits.maxEntries, exclude })
+      const options = { maxEntries: this.limits.maxEntries }
+      if (exclude.length > 0) options.exclude = exclude
+      const got = await dir.reader.walk(segments, options)
       if (got === undefined) throw notFound('path')
       if (got.truncated) {
         throw new ToolError(`Too many entries - path holds more than ${this.limits.maxEntries} entries (MCP_FILESYSTEM_MAX_ENTRIES); ` +
