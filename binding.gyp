@@ -34,6 +34,8 @@
             "src/file_authority/posix_mkdir.c",
             "src/file_authority/posix_rename.c",
             "src/file_authority/posix_tree.c",
+            "src/file_authority/posix_beneath.c",
+            "src/file_authority/posix_settle.c",
             "src/node_lock/posix.c",
             "src/process/posix.c"
           ],

@@ -27,7 +27,7 @@ const TARGETS = {
   utf8: ['src/file_authority/segments.c'],
   segments: ['src/file_authority/segments.c'],
   resolver: ['src/file_authority/segments.c', 'src/file_authority/posix_walk.c',
-    'src/file_authority/posix_read.c', 'src/file_authority/posix_fdcache.c', 'src/file_authority/read.c', 'src/file_authority/version.c', 'src/file_authority/posix_list.c']
+    'src/file_authority/posix_read.c', 'src/file_authority/posix_fdcache.c', 'src/file_authority/posix_beneath.c', 'src/file_authority/posix_settle.c', 'src/file_authority/read.c', 'src/file_authority/version.c', 'src/file_authority/posix_list.c']
 }
 const chosen = (process.env.AGENT_OS_FUZZ_TARGETS || Object.keys(TARGETS).join(',')).split(',').filter(Boolean)
 

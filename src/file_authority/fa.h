@@ -26,7 +26,9 @@ typedef enum {
   AOS_FA_FILE_CHANGED,    /* changed while read, or the committed name was replaced */
   AOS_FA_ROOT_CHANGED,    /* the retained root was removed, or is not the expected one */
   AOS_FA_ENTRY_EXISTS,    /* create-only (ifAbsent, rename, makeDirectory) met an entry */
-  AOS_FA_HOST_IO          /* any other host failure; err says which */
+  AOS_FA_HOST_IO,         /* any other host failure; err says which */
+  AOS_FA_UNSUPPORTED_BACKEND /* the filesystem cannot uphold this (versions where no
+                                stamp or counter tells two states apart) */
 } aos_fa_kind;
 
 typedef struct {

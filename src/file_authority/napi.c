@@ -92,6 +92,7 @@ static const char *aos_fa__kind_name(aos_fa_kind k) {
     case AOS_FA_FILE_CHANGED: return "FILE_CHANGED";
     case AOS_FA_ROOT_CHANGED: return "ROOT_CHANGED";
     case AOS_FA_ENTRY_EXISTS: return "ENTRY_EXISTS";
+    case AOS_FA_UNSUPPORTED_BACKEND: return "UNSUPPORTED_BACKEND";
     case AOS_FA_NOT_FOUND: /* callers turn it into undefined; a write never has it */
     case AOS_FA_HOST_IO:
     default: return "HOST_IO";
@@ -595,8 +596,9 @@ static bool aos_fa__decode_read(napi_env env, napi_value *argv, aos_fa__op *op) 
 
 static void aos_fa__run_read(aos_fa__op *op) {
   uint8_t *data = NULL;
+  /* A version only for readVersioned: one must be settled (posix_settle.c). */
   op->rc = aos_fa_read_into(&op->h->root, AOS_FA__SEGS(op), op->a, aos_fa__dest_alloc,
-                            &op->dest, &data, &op->len, &op->version, &op->st);
+                            &op->dest, &data, &op->len, op->flag ? &op->version : NULL, &op->st);
   (void)data; /* op->dest holds it */
 }
 

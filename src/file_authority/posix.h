@@ -47,6 +47,70 @@ int aos_fa_fdcache_take(aos_fa_fdcache *c, const char *key, const struct stat *l
  * and consistent. Closes it instead when the process keeps enough (c NULL: always). */
 void aos_fa_fdcache_keep(aos_fa_fdcache *c, const char *key, int fd, const struct stat *look);
 
+/* posix_beneath.c: confinement under moves. 0 when the directory descriptor `dir` (the
+ * root's own included) is beneath the retained root at one instant of the call;
+ * FILE_CHANGED when it is not (a directory on the way was moved out); HOST_IO when that
+ * cannot be told. Every operation calls it on each directory it acts through: reads and
+ * listings after the act (their result is returned only if it was beneath the root at
+ * that instant), changes immediately before the act and again after it (undoing what
+ * landed outside). */
+int aos_fa_beneath_dir(const aos_fa_root *root, int dir, aos_fa_status *st);
+/* The same for the open file `fd`, opened as `name` in the directory `dir` (which the
+ * fallback without descriptor paths checks, with the name; -1 when not at hand). */
+int aos_fa_beneath_file(const aos_fa_root *root, int dir, const char *name, int fd,
+                        aos_fa_status *st);
+
+/* posix_beneath.c: moves of a directory during a call (Linux inotify; elsewhere none
+ * are seen). The calling thread's watch instance (-1: none; leftover events dropped), a
+ * watch on directory `dir` in it (-1: none), whether any watched directory was moved
+ * since its watch was set (events read and dropped), a watch removed, done with the
+ * instance (it stays with the thread). */
+int aos_fa_watch_open(void);
+int aos_fa_watch_add(int w, int dir);
+bool aos_fa_watch_moved(int w);
+/* A watch on the open file `fd` for writes and metadata changes (-1: none), and whether
+ * such a change happened since (events read, noted, dropped). */
+int aos_fa_watch_add_file(int w, int fd);
+bool aos_fa_watch_changed(int w);
+void aos_fa_watch_remove(int w, int wd);
+void aos_fa_watch_close(int w);
+/* The guard a change takes around its checks: watches on the one or two directories it
+ * acts in, set before the check before the change; aos_fa_guard_moved after the check
+ * after it says whether either was moved meanwhile (out and back included). */
+typedef struct {
+  int w, wd_a, wd_b;
+} aos_fa_guard;
+int aos_fa_guard_begin(aos_fa_guard *g, const aos_fa_root *root, int dir_a, int dir_b);
+bool aos_fa_guard_moved(aos_fa_guard *g);
+void aos_fa_guard_end(aos_fa_guard *g);
+
+/* posix_write.c: a fresh ".aos-<32 random hex>.tmp" name (never reused: random, and
+ * every use creates it exclusively). */
+void aos_fa_posix_temp_name(char name[48]);
+
+/* posix_rename.c: renameat2 with RENAME_NOREPLACE (`exchange` false) or RENAME_EXCHANGE
+ * (true) on Linux, renameatx_np RENAME_EXCL / RENAME_SWAP on macOS: 0, -errno, or
+ * -ENOSYS where the host or filesystem has no such rename. EINTR retried. */
+int aos_fa_posix_rename2(int fdir, const char *fname, int tdir, const char *tname, bool exchange);
+
+/* posix_walk.c: removes the directory `name` in `dir` just made by this call (`made`:
+ * its identity, NULL when unknown: then it is left) if it still is that one, and empty. */
+void aos_fa_posix_undo_mkdir(int dir, const char *name, const struct stat *made);
+
+/* posix_settle.c: whether a version can stand for one state only (see there). The
+ * granularity of an entry's timestamps as its ctime shows it (ns; 2 s when it has no
+ * sub-second part). */
+int64_t aos_fa_posix_stamp_gran(const struct stat *sb);
+/* For the entry `sb` on the filesystem of descriptor `fd`: UNSUPPORTED_BACKEND where
+ * versions cannot tell states apart (pseudo filesystems, second-granularity
+ * timestamps); else 0 with *wait_ns 0 when `sb`'s version is settled, or the time to
+ * wait before observing it again; FILE_CHANGED for a ctime far in the future. */
+int aos_fa_posix_version_ready(int fd, const struct stat *sb, int64_t *wait_ns, aos_fa_status *st);
+/* Sleeps ns nanoseconds (EINTR resumed). */
+void aos_fa_posix_sleep_ns(int64_t ns);
+/* Observations of an unsettled version before FILE_CHANGED. */
+#define AOS_FA_SETTLE_TRIES 8
+
 /* The entry kind of a st_mode. */
 aos_fa_entry_kind aos_fa_posix_kind(mode_t mode);
 

@@ -1,5 +1,6 @@
 /* file-authority: listing one directory (POSIX). */
 #include "file_authority/fa.h"
+#include "file_authority/posix.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -76,6 +77,8 @@ int aos_fa_list(const aos_fa_root *root, const char *const *segs, size_t count,
     return aos_fa_fail(st, AOS_FA_HOST_IO, e, at);
   }
   size_t cap = 0;
+  aos_fa_guard guard;
+  aos_fa_guard_begin(&guard, root, count == 0 ? root->fd : dirfd(d), -1); /* [] is the root */
   for (;;) {
     errno = 0;
     struct dirent *ent = readdir(d);
@@ -93,7 +96,7 @@ int aos_fa_list(const aos_fa_root *root, const char *const *segs, size_t count,
       out->omitted++;
       continue;
     }
-    aos_fa_entry_kind kind;
+    aos_fa_entry_kind kind = AOS_FA_KIND_OTHER;
     int k = aos_fa__kind_of(d, ent, &kind);
     if (k == -ENOENT) continue; /* removed while listing */
     if (k != 0) {
@@ -106,9 +109,14 @@ int aos_fa_list(const aos_fa_root *root, const char *const *segs, size_t count,
       goto done;
     }
   }
-  aos_fa_status_ok(st);
-  r = 0;
+  /* Confinement: the directory is beneath the root after its entries were read (a
+   * directory moved out while it was listed is FILE_CHANGED; posix_beneath.c). */
+  r = aos_fa_beneath_dir(root, dirfd(d), st);
+  /* Moved out and back while it was read: its entries may have been read outside. */
+  if (r == 0 && aos_fa_guard_moved(&guard)) r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+  if (r == 0) aos_fa_status_ok(st);
 done:
+  aos_fa_guard_end(&guard);
   closedir(d);
   if (r != 0) aos_fa_listing_free(out);
   return r;

@@ -24,7 +24,31 @@ int aos_fa_make_directory(const aos_fa_root *root, const char *const *segs, size
     return r;
   }
   int last = (int)count - 1;
-  if (mkdirat(dir, segs[last], (mode_t)mode) == 0) {
+  /* Confinement: the parent is beneath the root immediately before the mkdir, and
+   * after it; a parent moved out in between gets the new directory taken away again
+   * (only if it is still the one made here, and empty) and the call is FILE_CHANGED. */
+  aos_fa_guard guard;
+  aos_fa_guard_begin(&guard, root, dir, -1);
+  r = aos_fa_beneath_dir(root, dir, st);
+  if (r != 0) {
+    aos_fa_guard_end(&guard);
+    aos_fa_posix_parent_close(root, dir);
+    return r;
+  }
+  int made_r = mkdirat(dir, segs[last], (mode_t)mode);
+  int made_e = errno;
+  bool moved = made_r == 0 && aos_fa_beneath_dir(root, dir, st) != 0;
+  if (made_r == 0 && !moved) moved = aos_fa_guard_moved(&guard);
+  aos_fa_guard_end(&guard);
+  errno = made_e;
+  if (made_r == 0) {
+    struct stat made;
+    bool have = fstatat(dir, segs[last], &made, AT_SYMLINK_NOFOLLOW) == 0;
+    if (moved) {
+      aos_fa_posix_undo_mkdir(dir, segs[last], have ? &made : NULL);
+      aos_fa_posix_parent_close(root, dir);
+      return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+    }
     r = aos_fa_posix_flush_dir(dir);
     aos_fa_posix_parent_close(root, dir);
     *created = true;

@@ -47,6 +47,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -100,7 +101,10 @@ static bool aos_fa__racy(const struct stat *sb, int64_t open_ns) {
   int64_t mtime_ns = aos_fa__ns(sb->st_mtime, AOS_FA_MTIME_NS(*sb));
   int64_t ctime_ns = aos_fa__ns(sb->st_ctime, AOS_FA_CTIME_NS(*sb));
   int64_t latest = mtime_ns > ctime_ns ? mtime_ns : ctime_ns;
-  return open_ns == INT64_MAX || latest >= open_ns - AOS_FA__RACY_NS;
+  /* A stamp stands for any instant of the tick it truncates: a write that began at
+   * S.999 on a filesystem of one-second stamps shows S. The window therefore spans the
+   * timestamps' granularity too (one second and more on ext2, FAT, HFS+). */
+  return open_ns == INT64_MAX || latest + aos_fa_posix_stamp_gran(sb) > open_ns - AOS_FA__RACY_NS;
 }
 
 #ifdef AOS_FA__HAVE_BARRIER
@@ -327,9 +331,19 @@ static ssize_t aos_fa__read_span(int fd, uint8_t *buf, size_t size, uint64_t off
  * destination), then fstats. Returns 0 when exactly `size` bytes came back and the
  * metadata still matches `opened`; otherwise fails *st (HOST_IO, OVER_BUDGET,
  * FILE_CHANGED). */
-static int aos_fa__read_pass(int fd, uint8_t *buf, size_t size, uint64_t offset, bool probe,
-                             uint64_t max_bytes, const struct stat *opened, int last,
-                             aos_fa_status *st) {
+/* Where a pass reads from: the file, the directory it was opened in and its name there
+ * (for the confinement check), the root. */
+typedef struct {
+  const aos_fa_root *root;
+  int fd;
+  int dir;
+  const char *name;
+} aos_fa__source;
+
+static int aos_fa__read_pass(const aos_fa__source *src, uint8_t *buf, size_t size,
+                             uint64_t offset, bool probe, uint64_t max_bytes,
+                             const struct stat *opened, int last, aos_fa_status *st) {
+  int fd = src->fd;
   uint8_t extra;
   ssize_t got = aos_fa__read_span(fd, buf, size, offset, probe ? &extra : NULL);
   if (got < 0) return aos_fa_fail(st, AOS_FA_HOST_IO, (int)-got, last);
@@ -339,6 +353,12 @@ static int aos_fa__read_pass(int fd, uint8_t *buf, size_t size, uint64_t offset,
     if ((uint64_t)size + 1 > max_bytes) return aos_fa_fail(st, AOS_FA_OVER_BUDGET, 0, -1);
     return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
   }
+  /* Confinement: the file is beneath the root now (its path, one snapshot), and the
+   * fstat below finds it unchanged since the open; so the bytes just read were its
+   * content at this instant, beneath the root. A directory on the way moved out of the
+   * root makes the read FILE_CHANGED (posix_beneath.c). */
+  int b = aos_fa_beneath_file(src->root, src->dir, src->name, fd, st);
+  if (b != 0) return b;
   struct stat after;
   if (fstat(fd, &after) != 0) return aos_fa_fail(st, AOS_FA_HOST_IO, errno, last);
   if (!aos_fa__same_version(opened, &after)) return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
@@ -347,9 +367,9 @@ static int aos_fa__read_pass(int fd, uint8_t *buf, size_t size, uint64_t offset,
 
 /* Reads the racy file again until two consecutive passes agree byte for byte.
  * `buf` holds the first pass; on success it holds bytes that two passes saw. */
-static int aos_fa__confirm(int fd, uint8_t *buf, size_t size, uint64_t offset, bool probe,
-                           uint64_t max_bytes, const struct stat *opened, int last,
-                           aos_fa_status *st) {
+static int aos_fa__confirm(const aos_fa__source *src, uint8_t *buf, size_t size,
+                           uint64_t offset, bool probe, uint64_t max_bytes,
+                           const struct stat *opened, int last, aos_fa_status *st) {
   uint8_t *again = malloc(size > 0 ? size : 1);
   if (again == NULL) return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
   int r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
@@ -362,12 +382,12 @@ static int aos_fa__confirm(int fd, uint8_t *buf, size_t size, uint64_t offset, b
      * preempted mid-copy across both passes, its time updates falling in one coarse
      * clock tick (ctime unchanged), gave two identical torn passes
      * (test/stress/torn-read.stress.js, restore mode, on a loaded machine). */
-    if (aos_fa__barrier(fd, opened) == 0) {
+    if (aos_fa__barrier(src->fd, opened) == 0) {
       r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
       break;
     }
 #endif
-    int p = aos_fa__read_pass(fd, again, size, offset, probe, max_bytes, opened, last, st);
+    int p = aos_fa__read_pass(src, again, size, offset, probe, max_bytes, opened, last, st);
     if (p != 0) {
       r = p;
       break;
@@ -412,6 +432,8 @@ static int aos_fa__opened(int fd, struct stat *opened, int last, aos_fa_status *
 /* A regular file open for one read. */
 typedef struct {
   int fd;
+  int dir;            /* the directory it was opened in (root->fd itself, or its own) */
+  const char *name;   /* its name there */
   struct stat opened; /* its metadata at the open (a kept descriptor: at the look) */
   int64_t open_ns;    /* the time just before the open (a kept descriptor: the look) */
   bool keep;          /* after a consistent read, keep fd for `key` (with `look`) */
@@ -424,6 +446,7 @@ typedef struct {
 static int aos_fa__open_regular(const aos_fa_root *root, const char *const *segs, size_t count,
                                 aos_fa__file *f, aos_fa_status *st) {
   f->fd = -1;
+  f->dir = -1;
   f->keep = false;
   /* No segments names the root itself: a directory, never a regular file. */
   if (count == 0) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, EISDIR, -1); /* the root itself */
@@ -456,7 +479,8 @@ static int aos_fa__open_regular(const aos_fa_root *root, const char *const *segs
      * (posix_fdcache.c). Any other entry closes the kept descriptor. */
     int fd = aos_fa_fdcache_take(root->fdcache, f->key, before);
     if (fd >= 0) {
-      if (dir != root->fd) close(dir);
+      f->dir = dir;
+      f->name = segs[last];
       f->fd = fd;
       f->opened = *before;
       f->open_ns = look_ns;
@@ -476,11 +500,18 @@ static int aos_fa__open_regular(const aos_fa_root *root, const char *const *segs
     fd = openat(dir, segs[last], AOS_FA__READ_FLAGS);
   } while (fd < 0 && errno == EINTR);
   int open_err = fd < 0 ? errno : 0;
-  if (dir != root->fd) close(dir);
-  if (fd < 0) return aos_fa__open_failed(open_err, last, st);
+  if (fd < 0) {
+    if (dir != root->fd) close(dir);
+    return aos_fa__open_failed(open_err, last, st);
+  }
   r = aos_fa__opened(fd, &f->opened, last, st);
-  if (r != 0) return r;
+  if (r != 0) {
+    if (dir != root->fd) close(dir);
+    return r;
+  }
   f->fd = fd;
+  f->dir = dir;
+  f->name = segs[last];
   /* Kept only when the descriptor reads what the look saw, unchanged since, and that
    * not changed lately: a ctime taken in the same clock tick as the open could be
    * shared by a change just after it (a chmod that the kept descriptor would then
@@ -494,6 +525,8 @@ static int aos_fa__open_regular(const aos_fa_root *root, const char *const *segs
 
 /* Done with the file: kept after a consistent read (ok) when it may be, else closed. */
 static void aos_fa__file_done(const aos_fa_root *root, aos_fa__file *f, bool ok) {
+  if (f->dir >= 0 && f->dir != root->fd) close(f->dir);
+  f->dir = -1;
   if (f->fd < 0) return;
   if (ok && f->keep) {
     aos_fa_fdcache_keep(root->fdcache, f->key, f->fd, &f->look);
@@ -503,19 +536,67 @@ static void aos_fa__file_done(const aos_fa_root *root, aos_fa__file *f, bool ok)
   f->fd = -1;
 }
 
+/* What a read says of the version it returns. */
+typedef enum {
+  AOS_FA__VERSION_NONE,     /* none returned (readBytes) */
+  AOS_FA__VERSION_REQUIRED, /* readVersioned: settled, or UNSUPPORTED_BACKEND */
+  AOS_FA__VERSION_OPAQUE    /* readRange: settled where versions work, else one that
+                               matches nothing (the read itself is not refused) */
+} aos_fa__version_use;
+
+/* read_consistent's answer when the version was not settled yet: wait *wait_ns, read
+ * again. */
+#define AOS_FA__READ_AGAIN 1
+
 /* Reads [offset, offset + size) of the open file into the caller's buffer under the
  * consistency rule; `probe` for a whole read (growth past the end is seen). Keeps or
- * closes the file. */
+ * closes the file. With a version to return, the version must be settled
+ * (posix_settle.c): otherwise AOS_FA__READ_AGAIN with *wait_ns; *unmatchable when
+ * versions do not work on this filesystem and the use allows that. */
 static int aos_fa__read_consistent(const aos_fa_root *root, aos_fa__file *f, uint8_t *buf,
                                    size_t size, uint64_t offset, bool probe, uint64_t max_bytes,
-                                   int last, aos_fa_status *st) {
+                                   int last, aos_fa__version_use use, int64_t *wait_ns,
+                                   bool *unmatchable, aos_fa_status *st) {
   bool racy = aos_fa__racy(&f->opened, f->open_ns);
-  int r = aos_fa__read_pass(f->fd, buf, size, offset, probe, max_bytes, &f->opened, last, st);
+  aos_fa__source src = {root, f->fd, f->dir, f->name};
+  int r = aos_fa__read_pass(&src, buf, size, offset, probe, max_bytes, &f->opened, last, st);
   if (r == 0 && racy) {
-    r = aos_fa__confirm(f->fd, buf, size, offset, probe, max_bytes, &f->opened, last, st);
+    r = aos_fa__confirm(&src, buf, size, offset, probe, max_bytes, &f->opened, last, st);
+  }
+  *wait_ns = 0;
+  *unmatchable = false;
+  if (r == 0 && use != AOS_FA__VERSION_NONE) {
+    aos_fa_status vst;
+    if (aos_fa_posix_version_ready(f->fd, &f->opened, wait_ns, &vst) != 0) {
+      if (vst.kind == AOS_FA_UNSUPPORTED_BACKEND && use == AOS_FA__VERSION_OPAQUE) {
+        *unmatchable = true;
+      } else {
+        *st = vst;
+        r = -1;
+      }
+    } else if (*wait_ns > 0) {
+      aos_fa__file_done(root, f, true);
+      return AOS_FA__READ_AGAIN;
+    }
   }
   aos_fa__file_done(root, f, r == 0);
   return r;
+}
+
+/* A version that equals no other: for a read whose filesystem cannot tell states apart
+ * (readRange there). POSIX versions have ino_hi 0; this one has 64 random bits there. */
+static void aos_fa__unmatchable(aos_fa_version *v) {
+  /* Unique in this process (a counter) and across processes of the host (the pid and
+   * the time of the first use), mixed so that no field shows through. */
+  static _Atomic uint64_t counter;
+  uint64_t n = atomic_fetch_add(&counter, 1);
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  uint64_t x = ((uint64_t)getpid() << 40) ^ (n << 1) ^ ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec;
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  v->ino_hi = x | 1;
 }
 
 int aos_fa_read_into(const aos_fa_root *root, const char *const *segs, size_t count,
@@ -525,28 +606,53 @@ int aos_fa_read_into(const aos_fa_root *root, const char *const *segs, size_t co
   *len = 0;
   if (version != NULL) memset(version, 0, sizeof *version);
   aos_fa__file f;
-  int r = aos_fa__open_regular(root, segs, count, &f, st);
-  if (r != 0) return r;
-  int last = (int)count - 1;
-  if ((uint64_t)f.opened.st_size > max_bytes) {
-    aos_fa__file_done(root, &f, false);
-    return aos_fa_fail(st, AOS_FA_OVER_BUDGET, 0, -1);
+  int r;
+  uint8_t *buf = NULL;
+  bool unmatchable = false;
+  for (int tries = 0;; tries++) {
+    r = aos_fa__open_regular(root, segs, count, &f, st);
+    if (r != 0) return r;
+    int last = (int)count - 1;
+    if ((uint64_t)f.opened.st_size > max_bytes) {
+      aos_fa__file_done(root, &f, false);
+      return aos_fa_fail(st, AOS_FA_OVER_BUDGET, 0, -1);
+    }
+    if ((uint64_t)f.opened.st_size > (uint64_t)SIZE_MAX - 1) {
+      aos_fa__file_done(root, &f, false);
+      return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
+    }
+    size_t size = (size_t)f.opened.st_size;
+    /* The caller's destination, exactly the size (the growth probe has its own byte).
+     * A read that waits for its version to settle reads again into the same buffer when
+     * the size is the same; otherwise it is FILE_CHANGED (alloc is called once). */
+    if (buf == NULL) {
+      buf = alloc(ctx, size);
+      *data = buf;
+      if (buf == NULL && size > 0) {
+        aos_fa__file_done(root, &f, false);
+        return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
+      }
+      *len = size;
+    } else if (size != *len) {
+      aos_fa__file_done(root, &f, false);
+      *len = 0;
+      return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+    }
+    int64_t wait_ns;
+    r = aos_fa__read_consistent(root, &f, buf, size, 0, true, max_bytes, last,
+                                version != NULL ? AOS_FA__VERSION_REQUIRED : AOS_FA__VERSION_NONE,
+                                &wait_ns, &unmatchable, st);
+    if (r == AOS_FA__READ_AGAIN && tries + 1 < AOS_FA_SETTLE_TRIES) {
+      aos_fa_posix_sleep_ns(wait_ns);
+      continue;
+    }
+    if (r == AOS_FA__READ_AGAIN) r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+    if (r != 0) {
+      *len = 0;
+      return r;
+    }
+  break;
   }
-  if ((uint64_t)f.opened.st_size > (uint64_t)SIZE_MAX - 1) {
-    aos_fa__file_done(root, &f, false);
-    return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
-  }
-  size_t size = (size_t)f.opened.st_size;
-  /* The caller's destination, exactly the size (the growth probe has its own byte). */
-  uint8_t *buf = alloc(ctx, size);
-  *data = buf;
-  if (buf == NULL && size > 0) {
-    aos_fa__file_done(root, &f, false);
-    return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
-  }
-  r = aos_fa__read_consistent(root, &f, buf, size, 0, true, max_bytes, last, st);
-  if (r != 0) return r;
-  *len = size;
   if (version != NULL) aos_fa_posix_version(&f.opened, version);
   aos_fa_status_ok(st);
   return 0;
@@ -561,30 +667,54 @@ int aos_fa_read_range(const aos_fa_root *root, const char *const *segs, size_t c
   *size = 0;
   if (version != NULL) memset(version, 0, sizeof *version);
   aos_fa__file f;
-  int r = aos_fa__open_regular(root, segs, count, &f, st);
-  if (r != 0) return r;
+  int r;
+  bool unmatchable = false;
+  uint8_t *buf = NULL;
+  size_t have = 0;
+  uint64_t file_size;
   int last = (int)count - 1;
-  uint64_t file_size = (uint64_t)f.opened.st_size;
-  uint64_t want = offset < file_size ? file_size - offset : 0;
-  if (want > length) want = length;
-  if (want > (uint64_t)SIZE_MAX - 1) {
-    aos_fa__file_done(root, &f, false);
-    return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
+  for (int tries = 0;; tries++) {
+    r = aos_fa__open_regular(root, segs, count, &f, st);
+    if (r != 0) return r;
+    file_size = (uint64_t)f.opened.st_size;
+    uint64_t want = offset < file_size ? file_size - offset : 0;
+    if (want > length) want = length;
+    if (want > (uint64_t)SIZE_MAX - 1) {
+      aos_fa__file_done(root, &f, false);
+      return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
+    }
+    size_t n = (size_t)want;
+    if (tries == 0) {
+      buf = alloc(ctx, n);
+      *data = buf;
+      if (buf == NULL && n > 0) {
+        aos_fa__file_done(root, &f, false);
+        return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
+      }
+      have = n;
+    } else if (n != have) {
+      aos_fa__file_done(root, &f, false);
+      return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+    }
+    /* No probe: a file that grows or shrinks changes its size, which the fstat after
+     * the read compares. */
+    int64_t wait_ns;
+    r = aos_fa__read_consistent(root, &f, buf, n, offset, false, UINT64_MAX, last,
+                                AOS_FA__VERSION_OPAQUE, &wait_ns, &unmatchable, st);
+    if (r == AOS_FA__READ_AGAIN && tries + 1 < AOS_FA_SETTLE_TRIES) {
+      aos_fa_posix_sleep_ns(wait_ns);
+      continue;
+    }
+    if (r == AOS_FA__READ_AGAIN) r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+    if (r != 0) return r;
+    break;
   }
-  size_t n = (size_t)want;
-  uint8_t *buf = alloc(ctx, n);
-  *data = buf;
-  if (buf == NULL && n > 0) {
-    aos_fa__file_done(root, &f, false);
-    return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, last);
-  }
-  /* No probe: a file that grows or shrinks changes its size, which the fstat after
-   * the read compares. */
-  r = aos_fa__read_consistent(root, &f, buf, n, offset, false, UINT64_MAX, last, st);
-  if (r != 0) return r;
-  *len = n;
+  *len = have;
   *size = file_size;
-  if (version != NULL) aos_fa_posix_version(&f.opened, version);
+  if (version != NULL) {
+    aos_fa_posix_version(&f.opened, version);
+    if (unmatchable) aos_fa__unmatchable(version);
+  }
   aos_fa_status_ok(st);
   return 0;
 }

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #ifdef __linux__
 #include <sys/sysmacros.h>
 #endif
@@ -46,6 +47,24 @@ static int aos_fa__look(int dir, const char *name, struct stat *sb) {
   return r == 0 ? 0 : -errno;
 }
 
+/* The filesystem the entry `name` in `dir` lives on is dir's unless it is a mount point
+ * (its device differs): then a descriptor of its own, opened without following it and
+ * without reading (O_PATH; elsewhere the directory's answer stands). -1: use dir. */
+static int aos_fa__own_fs(int dir, const char *name, const struct stat *sb) {
+#ifdef O_PATH
+  struct stat ds;
+  if (name == NULL || fstat(dir, &ds) != 0 || ds.st_dev == sb->st_dev) return -1;
+  int fd;
+  do {
+    fd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  } while (fd < 0 && errno == EINTR);
+  return fd;
+#else
+  (void)dir, (void)name, (void)sb;
+  return -1;
+#endif
+}
+
 int aos_fa_stat(const aos_fa_root *root, const char *const *segs, size_t count,
                 aos_fa_stat_info *out, aos_fa_status *st) {
   memset(out, 0, sizeof *out);
@@ -53,8 +72,28 @@ int aos_fa_stat(const aos_fa_root *root, const char *const *segs, size_t count,
   int r = aos_fa_posix_parent(root, segs, count, 0, &dir, st);
   if (r != 0) return r;
   int last = count == 0 ? -1 : (int)count - 1;
+  const char *name = count == 0 ? NULL : segs[last];
   struct stat sb;
-  r = aos_fa__look(dir, count == 0 ? NULL : segs[last], &sb);
+  /* The version must be settled (posix_settle.c): a look within its tick is made again
+   * once the tick is over; where versions cannot tell states apart, UNSUPPORTED_BACKEND. */
+  for (int tries = 0;; tries++) {
+    r = aos_fa__look(dir, name, &sb);
+    if (r != 0) break;
+    int fs = aos_fa__own_fs(dir, name, &sb);
+    int64_t wait_ns;
+    r = aos_fa_posix_version_ready(fs >= 0 ? fs : dir, &sb, &wait_ns, st);
+    if (fs >= 0) close(fs);
+    if (r != 0) {
+      aos_fa_posix_parent_close(root, dir);
+      return r;
+    }
+    if (wait_ns == 0) break;
+    if (tries + 1 == AOS_FA_SETTLE_TRIES) {
+      aos_fa_posix_parent_close(root, dir);
+      return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+    }
+    aos_fa_posix_sleep_ns(wait_ns);
+  }
   aos_fa_posix_parent_close(root, dir);
   if (r == -ENOENT) return aos_fa_fail(st, AOS_FA_NOT_FOUND, ENOENT, last);
   if (r == -ENOTDIR) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, ENOTDIR, last);

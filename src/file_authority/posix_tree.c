@@ -136,6 +136,7 @@ int aos_fa_tree_walk(const aos_fa_root *root, const char *const *segs, size_t co
   aos_fa__frame stack[AOS_FA_MAX_SEGMENTS];
   int fds[AOS_FA_MAX_SEGMENTS]; /* each open frame's directory, to open children from */
   size_t top = 0, cap = 0;
+  bool moved = false; /* a directory was found moved out of the root */
   for (size_t i = 0; i < AOS_FA_MAX_SEGMENTS; i++) fds[i] = -1;
   /* A second descriptor of the same directory object (fdopendir takes the first). */
   do {
@@ -146,11 +147,30 @@ int aos_fa_tree_walk(const aos_fa_root *root, const char *const *segs, size_t co
     close(fd);
     return aos_fa_fail(st, AOS_FA_HOST_IO, e, at);
   }
+  /* One watch instance for the walk: a watch on each directory while it is read (a
+   * move out and back between reading it and its check is seen; posix_beneath.c). */
+  int watch = aos_fa_watch_open();
+  int wd = count == 0 ? -1 : aos_fa_watch_add(watch, fds[0]); /* [] is the root: never watched */
   r = aos_fa__read_dir(fd, &stack[0].listing, &out->omitted);
   if (r != 0) {
+    aos_fa_watch_remove(watch, wd);
+    aos_fa_watch_close(watch);
     close(fds[0]);
     return aos_fa_fail(st, AOS_FA_HOST_IO, -r, at);
   }
+  /* Confinement: each directory is beneath the root once its entries are read (its
+   * own path, one snapshot, which holds every directory above it); a directory moved
+   * out of the root while the walk runs makes it FILE_CHANGED (posix_beneath.c). */
+  if (aos_fa_beneath_dir(root, fds[0], st) != 0 ||
+      (aos_fa_watch_moved(watch) && aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1) != 0)) {
+    aos_fa_listing_free(&stack[0].listing);
+    aos_fa_watch_remove(watch, wd);
+    aos_fa_watch_close(watch);
+    close(fds[0]);
+    return st->kind == AOS_FA_FILE_CHANGED ? aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1) : aos_fa_fail(st, AOS_FA_HOST_IO, st->err, at);
+  }
+  aos_fa_watch_remove(watch, wd);
+  wd = -1;
   aos_fa_listing_sort(&stack[0].listing);
   stack[0].next = 0;
   r = 0;
@@ -204,16 +224,29 @@ int aos_fa_tree_walk(const aos_fa_root *root, const char *const *segs, size_t co
       break;
     }
     aos_fa__frame *nf = &stack[top + 1];
+    wd = aos_fa_watch_add(watch, child);
     r = aos_fa__read_dir(dup_fd, &nf->listing, &out->omitted);
     if (r != 0) {
       close(child);
       break;
     }
+    if (aos_fa_beneath_dir(root, child, st) != 0 ||
+        (aos_fa_watch_moved(watch) && aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1) != 0)) {
+      aos_fa_listing_free(&nf->listing);
+      close(child);
+      moved = true;
+      r = st->kind == AOS_FA_FILE_CHANGED ? -ESTALE : -st->err;
+      break;
+    }
+    aos_fa_watch_remove(watch, wd);
+    wd = -1;
     aos_fa_listing_sort(&nf->listing);
     nf->next = 0;
     top++;
     fds[top] = child;
   }
+  aos_fa_watch_remove(watch, wd); /* a directory whose reading failed */
+  aos_fa_watch_close(watch);
   if (r != 0 || out->truncated) {
     for (size_t i = 0; i <= top; i++) {
       aos_fa_listing_free(&stack[i].listing);
@@ -222,6 +255,7 @@ int aos_fa_tree_walk(const aos_fa_root *root, const char *const *segs, size_t co
   }
   if (r != 0) {
     aos_fa_tree_free(out);
+    if (moved) return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
     return aos_fa_fail(st, AOS_FA_HOST_IO, -r, at);
   }
   aos_fa_status_ok(st);

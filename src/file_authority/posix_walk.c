@@ -167,8 +167,21 @@ static int aos_fa__classify(int dirfd, const char *name, int err) {
   return err;
 }
 
-static int aos_fa__walk_portable(int rootfd, const char *const *segs, size_t count,
+void aos_fa_posix_undo_mkdir(int dir, const char *name, const struct stat *made) {
+  if (made == NULL) return;
+  /* rmdir removes only an empty directory; the look before it makes sure it is ours
+   * (someone could have put another directory at the name in between: the window of
+   * one call, and that one would have to be empty too). */
+  struct stat now;
+  if (fstatat(dir, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == made->st_dev &&
+      now.st_ino == made->st_ino) {
+    (void)unlinkat(dir, name, AT_REMOVEDIR);
+  }
+}
+
+static int aos_fa__walk_portable(const aos_fa_root *root, const char *const *segs, size_t count,
                                  unsigned flags, int *dir_out, aos_fa_status *st) {
+  int rootfd = root->fd;
   int final_access = (flags & (AOS_FA_WALK_SYNC | AOS_FA_WALK_LIST)) ? O_RDONLY : AOS_FA__O_SEARCH;
   int cur = rootfd;
   if (count == 0) {
@@ -184,15 +197,43 @@ static int aos_fa__walk_portable(int rootfd, const char *const *segs, size_t cou
     for (int tries = 0; fd == -ENOENT && (flags & AOS_FA_WALK_CREATE) &&
                         tries < AOS_FA__CREATE_RETRIES;
          tries++) {
+      /* Confinement: the directory a missing one is made in is beneath the root just
+       * before the mkdir, and after it; made outside (its parent moved out meanwhile),
+       * it is removed again and the call is FILE_CHANGED (posix_beneath.c). */
+      aos_fa_status bst;
+      aos_fa_guard guard;
+      aos_fa_guard_begin(&guard, root, cur, -1);
+      if (aos_fa_beneath_dir(root, cur, &bst) != 0) {
+        aos_fa_guard_end(&guard);
+        if (cur != rootfd) close(cur);
+        if (bst.kind == AOS_FA_FILE_CHANGED) return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+        return aos_fa_fail(st, AOS_FA_HOST_IO, bst.err, (int)i);
+      }
       int r;
       do {
         r = mkdirat(cur, segs[i], 0777);
       } while (r != 0 && errno == EINTR);
       if (r != 0 && errno != EEXIST) {
         fd = -errno;
+        aos_fa_guard_end(&guard);
         break;
       }
       fd = aos_fa__open_dir(cur, segs[i], access);
+      bool moved = r == 0 && aos_fa_beneath_dir(root, cur, &bst) != 0;
+      if (r == 0 && !moved && aos_fa_guard_moved(&guard)) {
+        moved = true;
+        aos_fa_fail(&bst, AOS_FA_FILE_CHANGED, 0, -1);
+      }
+      aos_fa_guard_end(&guard);
+      if (moved) {
+        struct stat made;
+        bool have = fd >= 0 && fstat(fd, &made) == 0;
+        if (fd >= 0) close(fd);
+        aos_fa_posix_undo_mkdir(cur, segs[i], have ? &made : NULL);
+        if (cur != rootfd) close(cur);
+        if (bst.kind == AOS_FA_FILE_CHANGED) return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+        return aos_fa_fail(st, AOS_FA_HOST_IO, bst.err, (int)i);
+      }
     }
     if (fd < 0) {
       int e = -fd;
@@ -256,7 +297,7 @@ int aos_fa_walk(const aos_fa_root *root, const char *const *segs, size_t count,
      * the missing directories; it is as safe, only slower. */
   }
 #endif
-  r = aos_fa__walk_portable(root->fd, segs, count, flags, dir_out, st);
+  r = aos_fa__walk_portable(root, segs, count, flags, dir_out, st);
   if (r != 0 && count > 0) r = aos_fa__walk_failed(root->fd, r, st);
   return r;
 }

@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,7 +78,7 @@ static void aos_fa__random(uint8_t *out, size_t n) {
 
 /* ".aos-<32 hex>.tmp": a name no segment rule stops a caller from using, but one
  * that is never reused: each attempt is random and created exclusively. */
-static void aos_fa__temp_name(char name[48]) {
+void aos_fa_posix_temp_name(char name[48]) {
   static const char hex[] = "0123456789abcdef";
   uint8_t r[16];
   aos_fa__random(r, sizeof r);
@@ -174,6 +175,8 @@ static void aos_fa__remove_temp(int dir, const char *name, const struct stat *ou
 typedef struct {
   char name[48];
   struct stat id;
+  int fd;      /* the staged file, open until the write ends (its bits can still change) */
+  mode_t mode; /* the permission bits it was given */
 } aos_fa__staged;
 
 /* aos_fa__stage's answer when an unnamed file could not be given a name: stage again
@@ -187,7 +190,7 @@ static int aos_fa__name_unnamed(int tmp, int dir, char name[48]) {
   char proc[64];
   snprintf(proc, sizeof proc, "/proc/self/fd/%d", tmp);
   for (int tries = 0; tries < AOS_FA__TEMP_TRIES; tries++) {
-    aos_fa__temp_name(name);
+    aos_fa_posix_temp_name(name);
     int r = linkat(tmp, "", dir, name, AT_EMPTY_PATH);
     if (r != 0 && errno != EEXIST) r = linkat(AT_FDCWD, proc, dir, name, AT_SYMLINK_FOLLOW);
     if (r == 0) return 0;
@@ -219,7 +222,7 @@ static int aos_fa__stage(int dir, const uint8_t *data, size_t len, mode_t final_
 #endif
   if (tmp < 0) {
     for (int tries = 0; tmp < 0 && tries < AOS_FA__TEMP_TRIES; tries++) {
-      aos_fa__temp_name(out->name);
+      aos_fa_posix_temp_name(out->name);
       do {
         tmp = openat(dir, out->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
       } while (tmp < 0 && errno == EINTR);
@@ -246,9 +249,16 @@ static int aos_fa__stage(int dir, const uint8_t *data, size_t len, mode_t final_
     named = r == 0;
   }
 #endif
-  if (close(tmp) != 0 && errno != EINTR && r == 0) r = -errno;
-  if (r != 0 && named) aos_fa__remove_temp(dir, out->name, &out->id);
-  return r;
+  if (r != 0) {
+    close(tmp);
+    if (named) aos_fa__remove_temp(dir, out->name, &out->id);
+    return r;
+  }
+  /* Kept open: a chmod of the target made while this write runs is carried to the
+   * staged file through it (aos_fa__carry_mode). Its bytes are flushed already. */
+  out->fd = tmp;
+  out->mode = final_mode;
+  return 0;
 }
 
 /* ---- the commit */
@@ -288,13 +298,99 @@ static int aos_fa__rename_atomic(int dir, const char *from, const char *to, aos_
 
 /* One commit: the staged file `tmp` and the `target`, both names in `dir`. */
 typedef struct {
+  const aos_fa_root *root;
   int dir;
   const char *tmp;
   const char *target;
   int last;
   const aos_fa_write_opts *opts;
   const struct stat *ours;
+  aos_fa__staged *staged;
+  int watch; /* the watch on the file an ifVersion write replaces (in the guard's instance), or -1 */
+  aos_fa_guard *guard; /* watches the parent for moves through the commit */
 } aos_fa__commit_ctx;
+
+static bool aos_fa__is_ours(const aos_fa__commit_ctx *c, const struct stat *sb) {
+  return sb->st_dev == c->ours->st_dev && sb->st_ino == c->ours->st_ino;
+}
+
+/* Gives the staged file the permission bits `sb` (the target, as just seen) has, when a
+ * chmod changed them after the look the staged bits came from: a chmod made while a
+ * write runs is not reverted by its commit. */
+static void aos_fa__carry_mode(const aos_fa__commit_ctx *c, const struct stat *sb) {
+  mode_t want = sb->st_mode & 0777;
+  if (!S_ISREG(sb->st_mode) || want == c->staged->mode) return;
+  if (fchmod(c->staged->fd, want) == 0) c->staged->mode = want;
+}
+
+/* How often, and at most how long in all (about), a displaced entry is offered back to
+ * a target name another entry holds meanwhile. */
+#define AOS_FA__PUT_BACK_TRIES 4096
+#define AOS_FA__PUT_BACK_NAP_NS (20LL * 1000)
+
+/* Undoes an exchange: puts the entry it displaced (at c->tmp) back at c->target and
+ * removes the staged file, whatever a racing renamer did to either name meanwhile
+ * (moved ours away, put another entry at the target): the displaced entry is put back
+ * only where that replaces nothing (exchanged with our own file, or renamed without
+ * replacing), offered again while the target holds an entry of someone else's (a
+ * renamer that moves it on leaves the name free for an instant). Never replaces or
+ * removes anything but our own file. */
+static void aos_fa__put_back(const aos_fa__commit_ctx *c) {
+  for (int tries = 0; tries < AOS_FA__PUT_BACK_TRIES; tries++) {
+    struct stat at_tmp, at_target;
+    if (fstatat(c->dir, c->tmp, &at_tmp, AT_SYMLINK_NOFOLLOW) != 0) break; /* taken away */
+    if (aos_fa__is_ours(c, &at_tmp)) {
+      unlinkat(c->dir, c->tmp, 0);
+      return;
+    }
+    /* Someone else's entry sits at our temporary name: back to the target, replacing
+     * nothing. */
+    int r = aos_fa__rename_atomic(c->dir, c->tmp, c->target, AOS_FA__NOREPLACE);
+    if (r == 0) break;
+    if (r == -ENOSYS) {
+      /* No exclusive rename here: a link never replaces (a directory cannot be linked,
+       * and is left, as without this). */
+      if (linkat(c->dir, c->tmp, c->dir, c->target, 0) == 0) {
+        unlinkat(c->dir, c->tmp, 0);
+        break;
+      }
+      if (errno != EEXIST) break;
+    } else if (r != -EEXIST) {
+      break;
+    }
+    if (fstatat(c->dir, c->target, &at_target, AT_SYMLINK_NOFOLLOW) == 0 &&
+        aos_fa__is_ours(c, &at_target)) {
+      /* Ours holds the target: exchanged, ours is at the temporary name (removed above). */
+      (void)aos_fa__rename_atomic(c->dir, c->tmp, c->target, AOS_FA__EXCHANGE);
+      continue;
+    }
+    if (tries < 256) {
+      sched_yield();
+    } else {
+      aos_fa_posix_sleep_ns(AOS_FA__PUT_BACK_NAP_NS);
+    }
+  }
+  aos_fa__remove_temp(c->dir, c->target, c->ours);
+}
+
+/* Confinement (posix_beneath.c): the parent is beneath the root immediately before a
+ * commit changes it. */
+static int aos_fa__pre_check(const aos_fa__commit_ctx *c, aos_fa_status *st) {
+  int r = aos_fa_beneath_dir(c->root, c->dir, st);
+  if (r != 0 && st->kind == AOS_FA_HOST_IO) st->segment = c->last;
+  return r;
+}
+
+/* ... and again after it: 0 when it still is; otherwise FILE_CHANGED (the caller undoes
+ * what the commit did). */
+static int aos_fa__post_check(const aos_fa__commit_ctx *c, aos_fa_status *st) {
+  int r = aos_fa__pre_check(c, st);
+  /* Beneath now, but moved meanwhile (out and back): the change may have landed outside. */
+  if (r == 0 && aos_fa_guard_moved(c->guard)) r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+  return r;
+}
+
+
 
 /* True when `now` (the entry the commit replaced, seen after the exchange) may be
  * replaced: a regular file, and with if_version the very file that was checked. The
@@ -308,7 +404,13 @@ static bool aos_fa__may_replace(const aos_fa__commit_ctx *c, const struct stat *
   aos_fa_version a, b;
   aos_fa_posix_version(now, &a);
   aos_fa_posix_version(checked, &b);
-  return a.dev == b.dev && a.ino == b.ino && a.size == b.size && a.mtime_ns == b.mtime_ns;
+  /* The ctime itself cannot be compared (the exchange set it); what a change between
+   * the check and the exchange would leave is: the watch's events (a write, a chmod,
+   * chown, utimes, link or unlink of it), and without a watch the fields below. */
+  return a.dev == b.dev && a.ino == b.ino && a.size == b.size && a.mtime_ns == b.mtime_ns &&
+         now->st_mode == checked->st_mode && now->st_uid == checked->st_uid &&
+         now->st_gid == checked->st_gid && now->st_nlink == checked->st_nlink &&
+         !(c->watch >= 0 && aos_fa_watch_changed(c->guard->w));
 }
 
 /* The refusal for an entry that may not be replaced. */
@@ -329,6 +431,15 @@ static int aos_fa__check_target(const aos_fa__commit_ctx *c, struct stat *sb, ao
   if (c->opts->if_absent) return aos_fa_fail(st, AOS_FA_ENTRY_EXISTS, EEXIST, c->last);
   if (!S_ISREG(sb->st_mode)) return aos_fa__refuse(c, sb, st);
   if (c->opts->if_version != NULL) {
+    /* Where versions cannot tell states apart, no version can be trusted to name the
+     * file (posix_settle.c): UNSUPPORTED_BACKEND, nothing written. (A version handed out
+     * elsewhere was settled, so a target matching it is in that very state.) */
+    int64_t wait_ns;
+    int r = aos_fa_posix_version_ready(c->dir, sb, &wait_ns, st);
+    if (r != 0) {
+      if (st->kind == AOS_FA_FILE_CHANGED) return r;
+      return aos_fa_fail(st, st->kind, st->err, st->kind == AOS_FA_HOST_IO ? c->last : -1);
+    }
     aos_fa_version v;
     aos_fa_posix_version(sb, &v);
     if (!aos_fa_version_matches(&v, c->opts->if_version)) return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
@@ -422,6 +533,14 @@ static int aos_fa__create_fallback(const aos_fa__commit_ctx *c) {
 static int aos_fa__commit_over(const aos_fa__commit_ctx *c, struct stat *checked, bool locked,
                                aos_fa_status *st) {
   int r;
+  /* A chmod of the target since the look: the staged file takes its bits now, so the
+   * commit never shows the new content with the bits the target no longer has. */
+  struct stat look;
+  if (c->opts->if_version == NULL && fstatat(c->dir, c->target, &look, AT_SYMLINK_NOFOLLOW) == 0) {
+    aos_fa__carry_mode(c, &look);
+  }
+  r = aos_fa__pre_check(c, st);
+  if (r != 0) return r;
   r = aos_fa__rename_atomic(c->dir, c->tmp, c->target, AOS_FA__EXCHANGE);
   if (r == -ENOSYS) {
     /* Fallback: the check immediately followed by the rename. */
@@ -436,12 +555,19 @@ static int aos_fa__commit_over(const aos_fa__commit_ctx *c, struct stat *checked
       r = aos_fa__lock_replaced(c, checked, &lk, st);
       if (r != 0) return r;
     }
-    if (renameat(c->dir, c->tmp, c->dir, c->target) != 0) {
-      int e = errno;
-      if (lk >= 0) close(lk);
-      return aos_fa__rename_failed(c, e, st);
+    aos_fa__carry_mode(c, checked);
+    r = aos_fa__pre_check(c, st);
+    if (r == 0 && renameat(c->dir, c->tmp, c->dir, c->target) != 0) {
+      r = aos_fa__rename_failed(c, errno, st);
     }
     if (lk >= 0) close(lk);
+    if (r != 0) return r;
+    /* Moved out of the root meanwhile: the entry replaced is gone (no exchange to undo
+     * it with); ours is taken away again and the write is FILE_CHANGED. */
+    if (aos_fa__post_check(c, st) != 0) {
+      aos_fa__remove_temp(c->dir, c->target, c->ours);
+      return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+    }
     return 0;
   }
   if (r == -ENOENT) {
@@ -455,23 +581,26 @@ static int aos_fa__commit_over(const aos_fa__commit_ctx *c, struct stat *checked
   if (fstatat(c->dir, c->tmp, &now, AT_SYMLINK_NOFOLLOW) != 0) {
     /* Someone else took the replaced entry away from the temporary name in that
      * instant: nothing is left to put back or to check. */
-    if (c->opts->if_version == NULL) return 0;
+    if (c->opts->if_version == NULL && aos_fa__post_check(c, st) == 0) return 0;
     aos_fa__remove_temp(c->dir, c->target, c->ours);
     return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
   }
+  /* Confinement: the parent was beneath the root just before the exchange; if it is
+   * not now, the exchange may have landed outside: undone, FILE_CHANGED. */
+  if (aos_fa__post_check(c, st) != 0) {
+    aos_fa__put_back(c);
+    return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+  }
   if (aos_fa__may_replace(c, &now, checked)) {
+    /* The bits of the file actually replaced (a chmod made just before the exchange). */
+    if (c->opts->if_version == NULL) aos_fa__carry_mode(c, &now);
     if (unlinkat(c->dir, c->tmp, 0) != 0 && errno != ENOENT) {
       return aos_fa_fail(st, AOS_FA_HOST_IO, errno, c->last);
     }
     return 0;
   }
   /* Not ours to replace: put it back where it was, never lost. */
-  if (aos_fa__rename_atomic(c->dir, c->tmp, c->target, AOS_FA__EXCHANGE) != 0) {
-    /* Both names were changed by someone else meanwhile: whatever sits where is
-     * theirs; ours is removed only where it still is ours. */
-    aos_fa__remove_temp(c->dir, c->target, c->ours);
-    return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
-  }
+  aos_fa__put_back(c);
   return aos_fa__refuse(c, &now, st);
 }
 
@@ -479,18 +608,27 @@ static int aos_fa__commit_over(const aos_fa__commit_ctx *c, struct stat *checked
  * before staging (NULL: there was none). Returns 0 or a failure with *st filled; on
  * failure the staged file is still at c->tmp, unless the failure says otherwise. */
 #define AOS_FA__COMMIT_TRIES 8
-static int aos_fa__commit(const aos_fa__commit_ctx *c, const struct stat *expected, aos_fa_status *st) {
+static int aos_fa__commit(aos_fa__commit_ctx *c, const struct stat *expected, aos_fa_status *st) {
   struct stat checked;
   bool replacing = expected != NULL;
   if (replacing) checked = *expected;
   for (int attempt = 0; attempt < AOS_FA__COMMIT_TRIES; attempt++) {
     int r;
     if (!replacing) {
+      r = aos_fa__pre_check(c, st);
+      if (r != 0) return r;
       r = aos_fa__rename_atomic(c->dir, c->tmp, c->target, AOS_FA__NOREPLACE);
-      if (r == 0) return 0;
       /* linkat is as exclusive as RENAME_NOREPLACE (its last resort is not). */
       if (r == -ENOSYS) r = aos_fa__create_fallback(c);
-      if (r == 0) return 0;
+      if (r == 0) {
+        /* Confinement: created outside the root (its parent moved out meanwhile)? Then
+         * taken away again, FILE_CHANGED. */
+        if (aos_fa__post_check(c, st) != 0) {
+          aos_fa__remove_temp(c->dir, c->target, c->ours);
+          return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+        }
+        return 0;
+      }
       if (r != -EEXIST) return aos_fa__rename_failed(c, -r, st);
       /* An entry appeared at the name meanwhile. */
       if (c->opts->if_absent) return aos_fa_fail(st, AOS_FA_ENTRY_EXISTS, EEXIST, c->last);
@@ -504,13 +642,30 @@ static int aos_fa__commit(const aos_fa__commit_ctx *c, const struct stat *expect
      * (aos_fa__lock_replaced): two of this package's writers of one version never
      * exchange at once, so neither sees the other's entry at the name for the instant
      * before it is exchanged back (a dirty read that once left a temporary file behind
-     * and could lose an update). */
+     * and could lose an update). It also watches that file (inotify, Linux) from before
+     * a last check of its version until after the exchange: a write or chmod by anyone
+     * in between makes it FILE_CHANGED, though the exchange itself resets the ctime. */
     int lk = -1;
     if (c->opts->if_version != NULL) {
       r = aos_fa__lock_replaced(c, &checked, &lk, st);
       if (r != 0) return r;
+      if (lk >= 0) {
+        c->watch = aos_fa_watch_add_file(c->guard->w, lk);
+        struct stat held;
+        aos_fa_version v;
+        if (fstat(lk, &held) == 0) aos_fa_posix_version(&held, &v);
+        if (fstat(lk, &held) != 0 || !aos_fa_version_matches(&v, c->opts->if_version)) {
+          aos_fa_watch_remove(c->guard->w, c->watch);
+          c->watch = -1;
+          close(lk);
+          return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+        }
+        checked = held;
+      }
     }
     r = aos_fa__commit_over(c, &checked, lk >= 0 || c->opts->if_version != NULL, st);
+    aos_fa_watch_remove(c->guard->w, c->watch);
+    c->watch = -1;
     if (lk >= 0) close(lk);
     if (r != 1) return r;
     replacing = false; /* the target went away meanwhile: commit as a new file */
@@ -548,7 +703,8 @@ int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
     if (r != 0) return r;
   }
 
-  aos_fa__commit_ctx c = {dir, NULL, target, last, opts, NULL};
+  int staged_fd = -1;
+  aos_fa__commit_ctx c = {root, dir, NULL, target, last, opts, NULL, NULL, -1, NULL};
   /* The existing target: a regular file (its permission bits are kept), or none;
    * checked now so that a refused write writes nothing, and again at the commit. */
   struct stat existing;
@@ -556,6 +712,7 @@ int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
   bool replacing = r == 0;
   if (r == -ENOENT && opts->if_version != NULL) r = aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
   if (r != 0 && r != -ENOENT) goto out;
+
 
   /* Final permission bits: never a set-id or sticky bit. */
   mode_t final_mode = replacing ? (existing.st_mode & 0777) : ((mode_t)opts->mode & 0777 & ~aos_fa__umask());
@@ -568,11 +725,17 @@ int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
     r = aos_fa_fail(st, AOS_FA_HOST_IO, -r, last);
     goto out;
   }
+  staged_fd = staged.fd;
   const struct stat ours = staged.id;
   c.tmp = staged.name;
   c.ours = &ours;
+  c.staged = &staged;
 
+  aos_fa_guard guard;
+  aos_fa_guard_begin(&guard, root, dir, -1);
+  c.guard = &guard;
   r = aos_fa__commit(&c, replacing ? &existing : NULL, st);
+  aos_fa_guard_end(&guard);
   if (r != 0) goto fail_temp;
   r = aos_fa__fsync(dir, true);
   if (r != 0) {
@@ -598,6 +761,7 @@ int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
 fail_temp:
   aos_fa__remove_temp(dir, staged.name, &ours);
 out:
+  if (staged_fd >= 0) close(staged_fd);
   if (dir != root->fd) close(dir);
   return r;
 }

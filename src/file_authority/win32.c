@@ -399,6 +399,34 @@ int aos_fa_fdcache_count(aos_fa_fdcache *c) {
   return 0;
 }
 
+DWORD aos_fa__unsettled_ms(const aos_fa_version *v) {
+  FILETIME ft;
+  GetSystemTimeAsFileTime(&ft); /* the clock file times are stamped from, 100 ns units */
+  int64_t now = (int64_t)(((uint64_t)ft.dwHighDateTime << 32) | ft.dwLowDateTime);
+  int64_t settled_at = v->ctime_ns + 20LL * 10000; /* a tick and a margin: 20 ms */
+  if (now >= settled_at) return 0;
+  int64_t ms = (settled_at - now + 9999) / 10000;
+  return ms > 1000 ? 1000 : (DWORD)ms; /* a ChangeTime far ahead: the clock was set back */
+}
+
+/* Opens the file for a read that returns a version: once that version is settled (the
+ * handle denies write sharing, so the content cannot change while it is held; a version
+ * observed within the clock's tick is observed again after it). */
+static int aos_fa__read_open_settled(const aos_fa_root *root, const char *const *segs,
+                                     size_t count, HANDLE *out, aos_fa_version *opened,
+                                     aos_fa_status *st) {
+  for (int tries = 0;; tries++) {
+    int r = aos_fa__read_open(root, segs, count, out, opened, st);
+    if (r != 0) return r;
+    DWORD wait = aos_fa__unsettled_ms(opened);
+    if (wait == 0) return 0;
+    CloseHandle(*out);
+    *out = NULL;
+    if (tries + 1 == AOS_FA__SETTLE_TRIES) return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+    Sleep(wait);
+  }
+}
+
 int aos_fa_read_into(const aos_fa_root *root, const char *const *segs, size_t count,
                      uint64_t max_bytes, aos_fa_alloc alloc, void *ctx, uint8_t **data,
                      size_t *len, aos_fa_version *version, aos_fa_status *st) {
@@ -407,7 +435,8 @@ int aos_fa_read_into(const aos_fa_root *root, const char *const *segs, size_t co
   if (version != NULL) memset(version, 0, sizeof *version);
   HANDLE h;
   aos_fa_version opened;
-  int r = aos_fa__read_open(root, segs, count, &h, &opened, st);
+  int r = version != NULL ? aos_fa__read_open_settled(root, segs, count, &h, &opened, st)
+                          : aos_fa__read_open(root, segs, count, &h, &opened, st);
   if (r != 0) return r;
   int last = (int)count - 1;
   if (opened.size > max_bytes) {
@@ -444,7 +473,7 @@ int aos_fa_read_range(const aos_fa_root *root, const char *const *segs, size_t c
   if (version != NULL) memset(version, 0, sizeof *version);
   HANDLE h;
   aos_fa_version opened;
-  int r = aos_fa__read_open(root, segs, count, &h, &opened, st);
+  int r = aos_fa__read_open_settled(root, segs, count, &h, &opened, st);
   if (r != 0) return r;
   int last = (int)count - 1;
   uint64_t want = offset < opened.size ? opened.size - offset : 0;

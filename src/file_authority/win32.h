@@ -83,6 +83,13 @@ int aos_fa__parent(const aos_fa_root *root, const char *const *segs, size_t coun
 /* The version of the entry `h` is open on (as a read reports it). 0 or an errno. */
 int aos_fa__read_version(HANDLE h, aos_fa_version *v);
 
+/* Milliseconds to wait before version `v` is settled (0: it is): NTFS stamps changes
+ * from the system clock, which ticks (about 1 to 16 ms), so a version is handed out only
+ * once that clock has passed its ChangeTime by more than a tick (posix_settle.c says
+ * why). Observations of an unsettled version before FILE_CHANGED: AOS_FA__SETTLE_TRIES. */
+DWORD aos_fa__unsettled_ms(const aos_fa_version *v);
+#define AOS_FA__SETTLE_TRIES 8
+
 /* Renames the entry `h` is open on (with DELETE access) to `target` relative to `dir`
  * (FileRenameInformation with RootDirectory); `replace`: ReplaceIfExists. 0 or an
  * errno (EEXIST: an entry is at the target and `replace` is false). */

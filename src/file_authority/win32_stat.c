@@ -50,16 +50,28 @@ int aos_fa_stat(const aos_fa_root *root, const char *const *segs, size_t count,
   HANDLE rooth = AOS_FA__H(root->fd);
   int last = count == 0 ? -1 : (int)count - 1;
   int e;
-  if (count == 0) {
-    e = aos_fa__fill(rooth, out);
-  } else {
-    HANDLE h;
-    e = aos_fa__nt_open(dir, segs[last], FILE_READ_ATTRIBUTES | SYNCHRONIZE, AOS_FA__SHARE_ALL,
-                        FILE_OPEN, AOS_FA__NO_FOLLOW, &h);
-    if (e == 0) {
-      e = aos_fa__fill(h, out);
-      CloseHandle(h);
+  /* The version must be settled (win32.h, aos_fa__unsettled_ms): looked at again once
+   * the clock's tick is over. */
+  for (int tries = 0;; tries++) {
+    if (count == 0) {
+      e = aos_fa__fill(rooth, out);
+    } else {
+      HANDLE h;
+      e = aos_fa__nt_open(dir, segs[last], FILE_READ_ATTRIBUTES | SYNCHRONIZE, AOS_FA__SHARE_ALL,
+                          FILE_OPEN, AOS_FA__NO_FOLLOW, &h);
+      if (e == 0) {
+        e = aos_fa__fill(h, out);
+        CloseHandle(h);
+      }
     }
+    if (e != 0) break;
+    DWORD wait = aos_fa__unsettled_ms(&out->version);
+    if (wait == 0) break;
+    if (tries + 1 == AOS_FA__SETTLE_TRIES) {
+      if (dir != rooth) CloseHandle(dir);
+      return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
+    }
+    Sleep(wait);
   }
   if (dir != rooth) CloseHandle(dir);
   if (e == ENOENT) return aos_fa_fail(st, AOS_FA_NOT_FOUND, ENOENT, last);

@@ -14,6 +14,7 @@
 
 #include "node_lock/node_lock.h"
 #include "node_lock/record.h"
+#include "common/fstype.h"
 
 #include <errno.h>
 #include <dirent.h>
@@ -21,6 +22,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -132,6 +134,75 @@ static bool aos_lock__records(void) {
 #else
   return true;
 #endif
+}
+
+#if defined(__linux__) && defined(STATX_MNT_ID)
+/* The filesystem type of mount `mnt_id` as /proc/self/mountinfo names it, into type[cap]:
+ * 0, or -1 when it cannot be read. */
+static int aos_lock__mount_type(uint64_t mnt_id, char *type, size_t cap) {
+  FILE *f = fopen("/proc/self/mountinfo", "re");
+  if (f == NULL) return -1;
+  char line[4096];
+  int found = -1;
+  while (fgets(line, sizeof line, f) != NULL) {
+    char *end = NULL;
+    unsigned long long id = strtoull(line, &end, 10);
+    if (end == line || id != mnt_id) continue;
+    const char *sep = strstr(line, " - ");
+    if (sep == NULL) break;
+    sep += 3;
+    size_t n = strcspn(sep, " \n");
+    if (n == 0 || n >= cap) break;
+    memcpy(type, sep, n);
+    type[n] = '\0';
+    found = 0;
+    break;
+  }
+  fclose(f);
+  return found;
+}
+#endif
+
+/* 1 when `path` lies on a pseudo filesystem (procfs, sysfs, devtmpfs, cgroupfs, debugfs,
+ * ...: content the kernel makes up, not stored), decided by the filesystem's type, never
+ * by the path: a missing guard by its directory's. devtmpfs reports tmpfs's type, so a
+ * tmpfs is told apart by its mount's type (Linux 5.8+ statx mount id; without /proc or
+ * that, a tmpfs counts as one: /dev/shm is a tmpfs and holds data). 0 otherwise, -errno
+ * when neither can be looked at. */
+static int aos_lock__pseudo(const char *path, bool exists) {
+  struct statfs sf;
+  int r;
+  do {
+    r = statfs(path, &sf);
+  } while (r != 0 && errno == EINTR);
+  if (r != 0 && !exists && errno == ENOENT) {
+    char dir[PATH_MAX];
+    size_t n = strnlen(path, sizeof dir);
+    if (n >= sizeof dir) return -ENAMETOOLONG;
+    memcpy(dir, path, n + 1);
+    char *slash = strrchr(dir, '/');
+    if (slash == NULL) return -ENOENT;
+    if (slash == dir) slash[1] = '\0'; else *slash = '\0';
+    do {
+      r = statfs(dir, &sf);
+    } while (r != 0 && errno == EINTR);
+  }
+  if (r != 0) return -errno;
+  if (aos_fstype_pseudo(&sf)) return 1;
+#if defined(__linux__) && defined(STATX_MNT_ID)
+  if ((unsigned long)sf.f_type == 0x01021994UL && exists) {
+    struct statx sx;
+    if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) == 0 &&
+        (sx.stx_mask & STATX_MNT_ID) != 0) {
+      char type[64];
+      if (aos_lock__mount_type(sx.stx_mnt_id, type, sizeof type) == 0 &&
+          strcmp(type, "devtmpfs") == 0) {
+        return 1;
+      }
+    }
+  }
+#endif
+  return 0;
 }
 
 /* Opens the guard file for the lock: read-write (so the holder can record its pid),
@@ -382,20 +453,39 @@ int aos_lock_try_acquire(const char *path, bool want_holder, aos_lock *lock,
     /* Refuse a non-regular entry before opening it: opening a device can have
      * effects of its own. The descriptor's own type is checked again below. */
     struct stat st;
+    bool exists = false;
     if (lstat(path, &st) == 0) {
       if (!S_ISREG(st.st_mode)) {
         aos_lock__unsafe(out, &st, 0);
         return 0;
       }
+      exists = true;
     } else if (errno != ENOENT) {
       return -errno;
+    }
+    /* A guard must live where data is stored: a file on a pseudo filesystem
+     * (/proc/self/mem reports a regular file) is never opened for writing. */
+    int pseudo = aos_lock__pseudo(path, exists);
+    if (pseudo < 0 && pseudo != -ENOENT) return pseudo;
+    if (pseudo == 1) {
+      memset(&st, 0, sizeof st);
+      st.st_mode = S_IFREG;
+      aos_lock__unsafe(out, &st, 0);
+      return 0;
     }
 
     bool writable = false;
     int fd = aos_lock__open(path, &writable);
     if (fd < 0) {
-      if (aos_lock__is_entry_errno(-fd) && lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        aos_lock__unsafe(out, &st, -fd);
+      /* The open met another kind of entry (a link swapped in since the look is ELOOP
+       * from O_NOFOLLOW): UNSAFE_ENTRY with that code, whatever the path holds by now. */
+      if (aos_lock__is_entry_errno(-fd)) {
+        memset(&st, 0, sizeof st);
+        int e = -fd;
+#ifdef EFTYPE
+        if (e == EFTYPE) e = ELOOP;
+#endif
+        aos_lock__unsafe(out, &st, e == EMLINK ? ELOOP : e);
         return 0;
       }
       return fd;

@@ -10,7 +10,7 @@ const path = require('node:path')
 const { execFileSync, spawnSync } = require('node:child_process')
 
 const root = path.join(__dirname, '..', '..')
-const CORE = ['segments.c', 'version.c', 'read.c', 'posix_walk.c', 'posix_read.c', 'posix_fdcache.c']
+const CORE = ['segments.c', 'version.c', 'read.c', 'posix_walk.c', 'posix_read.c', 'posix_fdcache.c', 'posix_beneath.c', 'posix_settle.c']
   .map((f) => path.join(root, 'src', 'file_authority', f))
 
 describe('file-authority: read core alone (C)', function () {

@@ -15,7 +15,7 @@ const ROOT = path.join(__dirname, '..', '..')
 const SRC = path.join(ROOT, 'src')
 const FA = path.join(SRC, 'file_authority')
 const DRIVER = path.join(__dirname, 'native', 'write_test.c')
-const CORE = ['posix_write.c', 'posix_walk.c', 'posix_read.c', 'posix_fdcache.c', 'segments.c', 'read.c', 'version.c'].map((f) => path.join(FA, f))
+const CORE = ['posix_write.c', 'posix_walk.c', 'posix_read.c', 'posix_fdcache.c', 'posix_beneath.c', 'posix_settle.c', 'segments.c', 'read.c', 'version.c'].map((f) => path.join(FA, f))
 const FLAGS = ['-std=c11', '-Wall', '-Wextra', '-Werror', '-pthread', '-I', SRC]
 const CAS_N = Number(process.env.AOS_WRITE_CAS_N || 60)
 const SWAP_N = Number(process.env.AOS_WRITE_SWAP_N || 300)

@@ -19,7 +19,7 @@ const CORE = {
   utf8: ['src/file_authority/segments.c'],
   segments: ['src/file_authority/segments.c'],
   resolver: ['src/file_authority/segments.c', 'src/file_authority/posix_walk.c',
-    'src/file_authority/posix_read.c', 'src/file_authority/posix_fdcache.c', 'src/file_authority/read.c', 'src/file_authority/version.c', 'src/file_authority/posix_list.c']
+    'src/file_authority/posix_read.c', 'src/file_authority/posix_fdcache.c', 'src/file_authority/posix_beneath.c', 'src/file_authority/posix_settle.c', 'src/file_authority/read.c', 'src/file_authority/version.c', 'src/file_authority/posix_list.c']
 }
 
 let work

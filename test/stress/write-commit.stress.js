@@ -21,7 +21,7 @@ const { size, figure } = require('./helpers.js')
 const FA = path.join(__dirname, '..', '..', 'src', 'file_authority')
 const SRC = path.join(__dirname, '..', '..', 'src')
 const DRIVER = path.join(__dirname, '..', 'file-authority', 'native', 'write_test.c')
-const CORE = ['posix_write.c', 'posix_walk.c', 'posix_read.c', 'posix_fdcache.c', 'segments.c', 'read.c', 'version.c'].map((f) => path.join(FA, f))
+const CORE = ['posix_write.c', 'posix_walk.c', 'posix_read.c', 'posix_fdcache.c', 'posix_beneath.c', 'posix_settle.c', 'segments.c', 'read.c', 'version.c'].map((f) => path.join(FA, f))
 const CAS = size(2000, 200)
 const SWAPS = size(5000, 500)
 

@@ -1,5 +1,6 @@
-/* rewriter MODE FILE SIZE CHUNK: changes FILE in place until killed, printing "go"
- * once the loop runs. Every complete version of FILE is one letter repeated, and the
+/* rewriter MODE FILE SIZE CHUNK [PAUSE_US]: changes FILE in place until killed, printing
+ * "go" once the loop runs (PAUSE_US: a pause between changes, so reads also find the
+ * file at rest). Every complete version of FILE is one letter repeated, and the
  * file is only ever between versions in the middle of one system call:
  *   pwrite   one pwrite of SIZE bytes of the next letter at offset 0 (same size)
  *   restore  as pwrite, then the modification time set back to the file's time at
@@ -16,7 +17,8 @@
 #include <unistd.h>
 
 int main(int argc, char **argv) {
-  if (argc != 5) return 2;
+  if (argc != 5 && argc != 6) return 2;
+  long pause_us = argc == 6 ? atol(argv[5]) : 0;
   const char *mode = argv[1];
   size_t size = (size_t)atol(argv[3]), chunk = (size_t)atol(argv[4]);
   int fd = open(argv[2], O_WRONLY | O_CLOEXEC);
@@ -50,5 +52,6 @@ int main(int argc, char **argv) {
       fputs("go\n", stdout);
       fflush(stdout);
     }
+    if (pause_us > 0) usleep((useconds_t)pause_us);
   }
 }
