@@ -17,9 +17,11 @@ export { ProcessTreeErrorCode, ProcessTreeErrorOperation, ProcessTreeErrorDetail
 // @ts-ignore: node:child_process has types only where @types/node is installed
 import type { ChildProcess, SpawnOptions } from 'node:child_process'
 
-/** Which mechanism holds a scope: a cgroup v2 cgroup, a child-subreaper helper
- * (Linux), a kill-on-close Job Object (Windows), or process groups and tree walks
- * (macOS, no helper). */
+/** Which mechanism holds a scope: a cgroup v2 cgroup (Linux, where the caller may make
+ * one; its commands in a PID namespace too), a reaper helper (Linux: the init of a PID
+ * namespace of its own where the host allows one, else a child subreaper), a
+ * kill-on-close Job Object (Windows), or process groups and tree walks (macOS, or no
+ * usable helper). docs/process-scopes.md says what each holds. */
 export type ProcessScopeBackend = 'cgroup' | 'subreaper' | 'job' | 'tree'
 
 export interface ProcessScopeKillOptions {

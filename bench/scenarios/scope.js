@@ -66,7 +66,7 @@ async function rows (ctx) {
     where: 'Linux',
     n,
     rounds: ctx.quick ? 5 : 11,
-    notes: ['A scope runs the command through the helper program (cgroup: one exec more; subreaper: the helper, a clone of it and the command).'],
+    notes: ['A scope runs the command through the helper program: the helper, a clone of it (the init of a PID namespace, or a plain subreaper where none can be made) and the command.'],
     impls: [
       ...['cgroup', 'subreaper'].map((backend) => ({
         id: backend,

@@ -71,6 +71,17 @@ function nonNegative (fallback) {
   })
 }
 
+/** A signal name, a key of os.constants.signals ('SIGTERM'), `fallback` when left out. */
+function signalName (fallback) {
+  const { signals } = require('node:os').constants
+  const expected = "must be a known signal name (a key of os.constants.signals, such as 'SIGTERM' or 'SIGKILL')"
+  return rule(expected, (value, ctx) => {
+    if (value === undefined) return fallback
+    if (typeof value !== 'string' || !hasOwn(signals, value)) throw ctx.bad(expected)
+    return value
+  })
+}
+
 /** An optional function. */
 function func () {
   return rule('must be a function', (value, ctx) => {
@@ -90,9 +101,11 @@ function custom (expected, test, code) {
 /**
  * The options of `operation`: `rules` maps each known key to its rule; `required`
  * lists the keys that must be given (in the order they are reported when missing).
- * Returns `read(options, raise)`.
+ * `ownKeys`: only the object's own enumerable keys are options (as child_process.spawn
+ * copies them); otherwise inherited enumerable keys count too, as a plain `options.key`
+ * read (Node's fs) would see them. Returns `read(options, raise)`.
  */
-function defineOptions (operation, rules, { required = [] } = {}) {
+function defineOptions (operation, rules, { required = [], ownKeys = false } = {}) {
   const keys = Object.freeze(Object.keys(rules))
   const known = keys.length === 0 ? 'takes no options' : `takes ${keys.join(', ')}`
   const requiredSet = new Set(required)
@@ -119,10 +132,15 @@ function defineOptions (operation, rules, { required = [] } = {}) {
     if (given !== NONE) {
       let unknown
       try {
-        for (const key in given) {
-          if (!hasOwn(rules, key)) {
-            unknown = key
-            break
+        const names = ownKeys ? Object.keys(given) : undefined
+        if (names !== undefined) {
+          for (let i = 0; i < names.length && unknown === undefined; i++) if (!hasOwn(rules, names[i])) unknown = names[i]
+        } else {
+          for (const key in given) {
+            if (!hasOwn(rules, key)) {
+              unknown = key
+              break
+            }
           }
         }
       } catch {
@@ -137,7 +155,7 @@ function defineOptions (operation, rules, { required = [] } = {}) {
       const argument = `options.${key}`
       let value
       try {
-        value = given[key]
+        value = ownKeys && !hasOwn(given, key) ? undefined : given[key]
       } catch {
         throw raise(r.code || 'INVALID_OPTION', operation, argument, 'could not be read')
       }
@@ -203,6 +221,7 @@ module.exports = {
   safeInteger,
   permissionBits,
   nonNegative,
+  signalName,
   func,
   custom,
   withCallerStack,

@@ -5,10 +5,13 @@
 //
 // Backends (chosen per scope at open, or forced for the project's tests by the
 // private AGENT_OS_PROCESS_SCOPE_BACKEND=cgroup|subreaper|job|tree, read once at load):
-//   cgroup     Linux, cgroup v2 writable: a fresh cgroup per scope; commands start in
-//              it (the helper moves itself in before exec); cgroup.kill ends it.
-//   subreaper  Linux anywhere: each command runs under a child-subreaper helper that
-//              holds every orphan of the command (src/process/scope_helper.c).
+//   cgroup     Linux, a cgroup v2 directory this user may create (root, or a
+//              delegated subtree): a fresh cgroup per scope; each command runs under
+//              a reaper that enters it first and is the init of a PID namespace of
+//              its own (src/process/scope_helper.c); cgroup.kill ends it.
+//   subreaper  Linux elsewhere: each command runs under a reaper that is the init of
+//              a PID namespace of its own (inside a user namespace when the caller is
+//              not privileged); where no namespace can be made, a child subreaper.
 //   job        Windows: a kill-on-close Job Object per scope; each command runs under
 //              a helper that enters the job before it starts the command
 //              (src/process/scope_helper_win32.c); TerminateJobObject ends it.
@@ -21,210 +24,49 @@ const path = require('node:path')
 const childProcess = require('node:child_process')
 const crypto = require('node:crypto')
 const binding = require('../binding.js')
-const { kMessage } = require('./message.js')
+const errors = require('./process-errors.js')
+const args = require('./args.js')
+const host = require('./process-host.js')
+const { checkSpawnArgs, resolveShell, windowsCommand, cannotRun, cannotRunWindows, failedSpawn } = require('./process-spawn.js')
 
 const FORCED = process.env.AGENT_OS_PROCESS_SCOPE_BACKEND
-// Private, for the project's tests: act as if the kernel lacked pidfd_open (Linux
-// before 5.3), so the automatic choice's kernel check can be exercised on any kernel.
-const NO_PIDFD = process.env.AGENT_OS_PROCESS_SCOPE_NO_PIDFD === '1'
 const BACKENDS = ['cgroup', 'subreaper', 'job', 'tree']
-const HELPER_NAME = process.platform === 'win32' ? 'agent_os_scope_helper.exe' : 'agent_os_scope_helper'
 const POLL_FIRST_MS = 2
 const POLL_MAX_MS = 50
+// How long a helper (the ChildProcess) may outlive its reaper before it is SIGKILLed:
+// it exits as soon as its reaper is gone, unless someone stopped it.
+const HELPER_LINGER_MS = 1000
+const { SIGKILL, SIGSTOP, SIGCONT } = os.constants.signals
 
 // Messages read as lib/internal/message.js's one format:
 //   <operation> failed: <CODE>[: <argument> <expected> | : <reason>][ (hostCode)]
 // every part a fixed text of this package (never a command, an argument or a value).
 
-// The process subpath's error classes (lib/process.js), required when first needed:
-// lib/process.js requires this module while it loads.
-function errorClasses () {
-  const { ProcessTreeError, ProcessTreeTypeError } = require('../process.js')
-  return { ProcessTreeError, ProcessTreeTypeError }
-}
-
 /** A bad argument of `operation`: `argument` names it, `expected` says what it must
  * be. A ProcessTreeTypeError (a TypeError, and `instanceof ProcessTreeError`). */
 function typeError (code, operation, argument, expected) {
-  const { ProcessTreeTypeError } = errorClasses()
-  return new ProcessTreeTypeError(code, { argument, [kMessage]: { expected, operation } })
+  return errors.typeError(code, operation, argument, expected)
 }
 
 /** A refusal of `operation` (UNSUPPORTED_BACKEND, SCOPE_CLOSED): a ProcessTreeError. */
 function plainError (code, operation, reason, hostCode) {
-  const { ProcessTreeError } = errorClasses()
-  return new ProcessTreeError(code, { reason, hostCode, [kMessage]: { operation } })
+  return errors.plainError(code, operation, reason, hostCode)
 }
 
-// ---- what this host offers ----------------------------------------------------
-
-let helperPath // string | null, found once
-// The helper program is the package's own: the file beside the binding node-gyp-build
-// resolves for the package directory (build/Release for a source build,
-// prebuilds/<platform>-<arch>/ for a prebuilt one), never one found on PATH, in the
-// working directory or anywhere the caller names. The root is the binding loader's
-// (lib/binding.js: the package directory; AGENT_OS_BINDING_ROOT only in the
-// project's own sanitizer run, which loads its .node from there too). It must be a
-// regular file (not a symlink) whose real path stays inside the package directory,
-// owned by root or by the package directory's owner, executable, and neither it nor
-// its directory writable by group or others: a file someone else could plant or swap
-// is not run, and the scope falls back to `tree`.
-//
-// On Windows (agent_os_scope_helper.exe) the file checks are the ones Windows can
-// answer through fs: a regular file, not a symlink, its real path inside the package
-// directory. Owners and mode bits are POSIX notions fs.stat cannot report there (who
-// may write the package directory is its ACL's business, as for the .node itself).
-function findHelper () {
-  if (helperPath !== undefined) return helperPath
-  helperPath = null
-  if (process.platform !== 'linux' && process.platform !== 'win32') return helperPath
-  try {
-    const root = fs.realpathSync(process.env.AGENT_OS_BINDING_ROOT || path.join(__dirname, '..', '..'))
-    const binding = require('node-gyp-build').resolve(root)
-    const file = path.join(path.dirname(binding), HELPER_NAME)
-    if (trustedHelper(root, file)) helperPath = file
-  } catch {}
-  return helperPath
-}
-
-function trustedHelper (root, file) {
-  const st = fs.lstatSync(file)
-  if (!st.isFile()) return false
-  const real = fs.realpathSync(file)
-  if (!real.startsWith(root + path.sep)) return false
-  if (process.platform === 'win32') return true
-  const owner = fs.statSync(root).uid
-  const dir = fs.statSync(path.dirname(real))
-  for (const s of [st, dir]) {
-    if (s.uid !== 0 && s.uid !== owner) return false
-    if ((s.mode & 0o022) !== 0) return false
-  }
-  fs.accessSync(real, fs.constants.X_OK)
-  return true
-}
-
-let cgroupBase // { dir, cgpath } | null, found once
-function findCgroup () {
-  if (cgroupBase !== undefined) return cgroupBase
-  cgroupBase = null
-  if (process.platform !== 'linux') return cgroupBase
-  try {
-    const own = /^0::(\/.*)$/m.exec(fs.readFileSync('/proc/self/cgroup', 'utf8'))
-    if (own === null) return cgroupBase
-    for (const line of fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
-      const sep = line.indexOf(' - ')
-      if (sep < 0 || line.slice(sep + 3).split(' ')[0] !== 'cgroup2') continue
-      const f = line.slice(0, sep).split(' ')
-      if (f[3] !== '/') continue // a bind of a sub-tree: our path is not relative to it
-      const mount = f[4].replace(/\\(\d{3})/g, (_, o) => String.fromCharCode(parseInt(o, 8)))
-      const cgpath = own[1] === '/' ? '' : own[1]
-      const dir = mount + cgpath
-      if (fs.existsSync(path.join(dir, 'cgroup.procs'))) {
-        cgroupBase = { dir, cgpath }
-        break
-      }
-    }
-  } catch {}
-  return cgroupBase
-}
-
-function nativeScope () {
-  const part = binding.part('process')
-  return part === undefined ? undefined : part.scope
+// Resolves in the check phase: outside libuv's reap pass, where a ChildProcess whose
+// exit state is unset has not been reaped (lib/internal/process-kill.js).
+function checkPhase () {
+  return new Promise((resolve) => setImmediate(resolve))
 }
 
 // ---- argument checks ------------------------------------------------------------
 
-function checkKillOptions (options, what) {
-  if (options === undefined || options === null) return { signal: 'SIGTERM', graceMs: 2000 }
-  if (typeof options !== 'object') throw typeError('INVALID_OPTION', what, 'options', 'must be an object')
-  let signal, graceMs
-  try {
-    ({ signal = 'SIGTERM', graceMs = 2000 } = options)
-  } catch {
-    throw typeError('INVALID_OPTION', what, 'options', 'could not be read')
-  }
-  if (typeof signal !== 'string' || !Object.prototype.hasOwnProperty.call(os.constants.signals, signal)) {
-    throw typeError('INVALID_OPTION', what, 'options.signal', 'must be a known signal name')
-  }
-  if (typeof graceMs !== 'number' || !Number.isFinite(graceMs) || graceMs < 0) {
-    throw typeError('INVALID_OPTION', what, 'options.graceMs', 'must be a finite number >= 0')
-  }
-  return { signal, graceMs }
-}
+const SCOPE_KILL_OPTIONS = args.defineOptions('kill', { signal: args.signalName('SIGTERM'), graceMs: args.nonNegative(2000) })
+const OPEN_OPTIONS = args.defineOptions('openProcessScope', {})
 
-function checkSpawnArgs (command, args, options) {
-  if (typeof command !== 'string' || command.length === 0 || command.includes('\0')) {
-    throw typeError('INVALID_OPTION', 'spawn', 'command', 'must be a non-empty string without NUL')
-  }
-  if (args !== undefined && args !== null && !Array.isArray(args) && typeof args === 'object') {
-    options = args // spawn(command, options)
-    args = []
-  }
-  if (args === undefined || args === null) args = []
-  if (!Array.isArray(args) || !args.every((a) => typeof a === 'string' && !a.includes('\0'))) {
-    throw typeError('INVALID_OPTION', 'spawn', 'args', 'must be an array of strings without NUL')
-  }
-  if (options === undefined || options === null) options = {}
-  if (typeof options !== 'object') throw typeError('INVALID_OPTION', 'spawn', 'options', 'must be an object')
-  return { command, args: args.slice(), options: { ...options } }
-}
-
-// What child_process.spawn would run for `shell` (POSIX): the shell and its -c line.
-function resolveShell (command, args, options) {
-  let file = command
-  let argv = args
-  if (options.shell) {
-    const line = [command, ...args].join(' ')
-    file = typeof options.shell === 'string' ? options.shell : '/bin/sh'
-    argv = ['-c', line]
-  }
-  const argv0 = typeof options.argv0 === 'string' ? options.argv0 : file
-  return { file, argv, argv0 }
-}
-
-// What child_process.spawn runs on Windows (Node's normalizeSpawnArguments, then
-// libuv's make_program_args): the file to look up, and the command line it would
-// build, argv0 first. The job helper starts exactly that (src/process/scope_helper_win32.c).
-function windowsCommand (command, args, options) {
-  let file = command
-  let argv = args
-  let verbatim = options.windowsVerbatimArguments === true
-  if (options.shell) {
-    const line = [command, ...args].join(' ')
-    file = typeof options.shell === 'string' ? options.shell : (process.env.comspec || 'cmd.exe')
-    if (/^(?:.*\\)?cmd(?:\.exe)?$/i.test(file)) {
-      argv = ['/d', '/s', '/c', `"${line}"`]
-      verbatim = true
-    } else {
-      argv = ['-c', line]
-    }
-  }
-  const all = [typeof options.argv0 === 'string' ? options.argv0 : file, ...argv]
-  return { file, line: verbatim ? all.join(' ') : all.map(quoteWindowsArg).join(' ') }
-}
-
-// libuv's quote_cmd_arg (src/win/process.c): the quoting the C runtime's argument
-// parser undoes exactly.
-function quoteWindowsArg (arg) {
-  if (arg.length === 0) return '""'
-  if (!/[ \t"]/.test(arg)) return arg
-  if (!/["\\]/.test(arg)) return `"${arg}"`
-  let reversed = ''
-  let quoteHit = true
-  for (let i = arg.length; i > 0; i--) {
-    const c = arg[i - 1]
-    reversed += c
-    if (quoteHit && c === '\\') {
-      reversed += '\\'
-    } else if (c === '"') {
-      quoteHit = true
-      reversed += '\\'
-    } else {
-      quoteHit = false
-    }
-  }
-  return `"${reversed.split('').reverse().join('')}"`
+/** scope.kill's { signal, graceMs } through the package's argument checker. */
+function checkKillOptions (options) {
+  return SCOPE_KILL_OPTIONS.read(options, errors.raise)
 }
 
 // Open jobs, held here so that a scope the caller dropped is not ended by the garbage
@@ -240,14 +82,16 @@ class ProcessScope {
   #backend
   #closed = false
   #children = new Set() // ChildProcess objects spawned in the scope
-  #cg // cgroup: { dir, cgpath, keeper }
-  #members = new Set() // subreaper: { child, attach: Promise, pidfd, rpid }
+  #cg // cgroup: { dir, cgpath, name, hasKill, keeper }
+  #ns // the helper's namespace letters: 'n', 'nu', or '' (none: a plain subreaper)
+  #members = new Set() // cgroup, subreaper: { child, attach: Promise, pidfd, rpid, goneAt }
   #job // job: { handle, name } of the scope's Job Object
   #native
 
   constructor (backend, state) {
     this.#backend = backend
     this.#cg = state.cg
+    this.#ns = state.ns || ''
     this.#job = state.job
     this.#native = state.native
   }
@@ -265,12 +109,15 @@ class ProcessScope {
     const a = checkSpawnArgs(command, args, options)
     let child
     if (this.#backend === 'tree') child = this.#spawnTree(a)
-    else if (this.#backend === 'cgroup') child = this.#spawnCgroup(a)
     else if (this.#backend === 'job') child = this.#spawnJob(a)
-    else child = this.#spawnSubreaper(a)
+    else child = this.#spawnRun(a)
     this.#children.add(child)
     child.once('exit', () => {
-      if (this.#backend !== 'subreaper') this.#children.delete(child)
+      if (this.#members.size === 0 || ![...this.#members].some((m) => m.child === child)) this.#children.delete(child)
+    })
+    child.once('error', () => {
+      // A spawn that failed (no process): nothing of it is left to wait for.
+      if (child.pid === undefined) this.#children.delete(child)
     })
     return child
   }
@@ -281,18 +128,17 @@ class ProcessScope {
     return childProcess.spawn(command, args, opts)
   }
 
-  #spawnCgroup ({ command, args, options }) {
-    const { file, argv, argv0 } = resolveShell(command, args, options)
-    const opts = { ...options, shell: false }
-    delete opts.argv0
-    return childProcess.spawn(findHelper(), ['cg', path.join(this.#cg.dir, 'cgroup.procs'), argv0, file, ...argv], opts)
-  }
-
   #spawnJob ({ command, args, options }) {
     const { file, line } = windowsCommand(command, args, options)
+    // A command that is not found fails as spawn fails ('error', ENOENT, naming the
+    // caller's file), and nothing runs: the helper is not started.
+    if (cannotRunWindows(file, options) !== '') {
+      const argv0 = typeof options.argv0 === 'string' ? options.argv0 : file
+      return failedSpawn(file, argv0, args, options, 'ENOENT')
+    }
     const opts = { ...options, shell: false, windowsVerbatimArguments: false }
     delete opts.argv0
-    return childProcess.spawn(findHelper(), ['job', this.#job.name, options.detached ? 'd' : '-', file, line], opts)
+    return childProcess.spawn(host.findHelper(), ['job', this.#job.name, options.detached ? 'd' : '-', file, line], opts)
   }
 
   // Whether every helper of the scope is inside the job (it enters before it starts
@@ -306,22 +152,45 @@ class ProcessScope {
     return true
   }
 
-  #spawnSubreaper ({ command, args, options }) {
+  // cgroup and subreaper: `agent_os_scope_helper run` (src/process/scope_helper.c).
+  #spawnRun ({ command, args, options }) {
     const { file, argv, argv0 } = resolveShell(command, args, options)
+    // A command that cannot be executed fails as spawn fails ('error', ENOENT or
+    // EACCES, naming the caller's file), and nothing runs: the helper is not started.
+    const code = cannotRun(file, options)
+    if (code !== '') {
+      const failed = failedSpawn(file, argv0, argv, options, code)
+      if (failed !== undefined) return failed
+    }
     let stdio = options.stdio
     if (stdio === undefined || stdio === null) stdio = ['pipe', 'pipe', 'pipe']
     else if (typeof stdio === 'string') stdio = [stdio, stdio, stdio]
-    else if (Array.isArray(stdio)) stdio = stdio.slice()
-    else throw typeError('INVALID_OPTION', 'spawn', 'options.stdio', 'must be a string or an array')
+    else stdio = stdio.slice()
     while (stdio.length < 3) stdio.push(undefined)
     const hsIndex = stdio.length
     stdio.push('pipe') // the handshake: the helper writes its reaper's pid, then closes it
     const opts = { ...options, stdio, shell: false }
     delete opts.argv0
-    const child = childProcess.spawn(findHelper(), ['reap', String(hsIndex), argv0, file, ...argv], opts)
+    // A root caller's helper enters the cgroup and the namespaces as root, and the
+    // command drops to uid/gid (as libuv does) only then; any other caller's spawn
+    // drops the helper itself, and fails as spawn fails when that is refused.
+    let uid = '-'
+    let gid = '-'
+    if (process.geteuid() === 0) {
+      if (opts.uid !== undefined) uid = String(opts.uid >>> 0)
+      if (opts.gid !== undefined) gid = String(opts.gid >>> 0)
+      delete opts.uid
+      delete opts.gid
+    }
+    const letters = (this.#ns === '' ? 'p' : this.#ns) + (options.detached ? 'd' : '')
+    const procs = this.#cg === undefined ? '-' : path.join(this.#cg.dir, 'cgroup.procs')
+    const child = childProcess.spawn(host.findHelper(), ['run', String(hsIndex), letters, procs, uid, gid, argv0, file, ...argv], opts)
+    // What the ChildProcess says it runs (and any error of it names): the caller's.
+    child.spawnfile = file
+    child.spawnargs = [argv0, ...argv]
     const hs = child.stdio[hsIndex]
     child.stdio.length = hsIndex // child.stdio is what the caller asked for
-    const member = { child, rpid: 0, pidfd: undefined, attach: undefined }
+    const member = { child, rpid: 0, pidfd: undefined, attach: undefined, goneAt: undefined }
     member.attach = new Promise((resolve) => {
       if (hs === null || hs === undefined) return resolve()
       let text = ''
@@ -332,6 +201,8 @@ class ProcessScope {
         const rpid = /^(\d+)\n/.exec(text)
         if (rpid !== null) {
           try {
+            // R is this process's child (CLONE_PARENT) that libuv does not know: only
+            // this module reaps it, so its pid is its own until then.
             member.pidfd = this.#native.pidfd(Number(rpid[1]))
             member.rpid = Number(rpid[1])
             this.#native.control(member.pidfd, 0) // attached: it may exit once empty
@@ -342,6 +213,7 @@ class ProcessScope {
     })
     this.#members.add(member)
     child.once('exit', () => this.#watchReapers())
+    child.once('error', () => this.#watchReapers())
     return child
   }
 
@@ -354,8 +226,15 @@ class ProcessScope {
     if (this.#reapTimer !== undefined) return
     this.#reapTimer = setInterval(() => {
       for (const m of this.#members) {
-        if (m.pidfd === undefined || !this.#native.exited(m.pidfd)) continue
-        if (m.child.exitCode === null && m.child.signalCode === null) continue
+        const helperDone = m.child.exitCode !== null || m.child.signalCode !== null
+        if (m.pidfd === undefined) {
+          if (helperDone) {
+            this.#members.delete(m)
+            this.#children.delete(m.child)
+          }
+          continue
+        }
+        if (!this.#native.exited(m.pidfd) || !helperDone) continue
         this.#native.close(m.pidfd)
         this.#members.delete(m)
         this.#children.delete(m.child)
@@ -376,24 +255,38 @@ class ProcessScope {
       for (const c of this.#children) if (c.pid !== undefined && c.exitCode === null && c.signalCode === null) helpers.add(c.pid)
       return this.#native.jobPids(this.#job.handle).filter((pid) => !helpers.has(pid))
     }
-    if (this.#backend === 'cgroup') {
-      try {
-        return fs.readFileSync(path.join(this.#cg.dir, 'cgroup.procs'), 'latin1')
-          .split('\n').filter(Boolean).map(Number)
-      } catch {
-        return []
-      }
-    }
-    const out = []
-    if (this.#backend === 'subreaper') {
-      for (const m of this.#members) {
-        if (m.pidfd === undefined || this.#native.exited(m.pidfd)) continue
-        const found = this.#native.descendants(m.rpid)
-        if (!this.#native.exited(m.pidfd)) out.push(...found)
-      }
+    if (this.#backend === 'tree') {
+      const out = []
+      for (const c of this.#children) if (c.pid !== undefined && c.exitCode === null && c.signalCode === null) out.push(c.pid)
       return out
     }
-    for (const c of this.#children) if (c.pid !== undefined && c.exitCode === null && c.signalCode === null) out.push(c.pid)
+    const found = new Set()
+    const reapers = new Set()
+    for (const m of this.#members) {
+      if (m.pidfd === undefined || this.#native.exited(m.pidfd)) continue
+      reapers.add(m.rpid)
+      const below = this.#native.descendants(m.rpid)
+      if (!this.#native.exited(m.pidfd)) for (const pid of below) found.add(pid)
+    }
+    if (this.#cg !== undefined) for (const pid of this.#cgroupPids()) if (!reapers.has(pid)) found.add(pid)
+    return [...found]
+  }
+
+  // Every pid listed in the scope's cgroup and the cgroups below it.
+  #cgroupPids () {
+    const out = []
+    const walk = (dir, depth) => {
+      try {
+        for (const line of fs.readFileSync(path.join(dir, 'cgroup.procs'), 'latin1').split('\n')) if (line !== '') out.push(Number(line))
+      } catch {
+        return
+      }
+      if (depth >= 64) return
+      let entries = []
+      try { entries = fs.readdirSync(dir, { withFileTypes: true }) } catch {}
+      for (const e of entries) if (e.isDirectory()) walk(path.join(dir, e.name), depth + 1)
+    }
+    walk(this.#cg.dir, 0)
     return out
   }
 
@@ -416,7 +309,7 @@ class ProcessScope {
 
   async #kill ({ signal, graceMs }) {
     if (this.#backend === 'tree') {
-      const { killProcessTree } = require('../process.js')
+      const { killProcessTree } = require('./process-kill.js')
       await Promise.all([...this.#children].map((c) => killProcessTree(c, { signal, graceMs })))
       return
     }
@@ -430,66 +323,105 @@ class ProcessScope {
       return
     }
     const signum = os.constants.signals[signal]
-    if (this.#backend === 'subreaper') await Promise.all([...this.#members].map((m) => m.attach))
-    if (signum !== os.constants.signals.SIGKILL) {
+    // Every reaper reported in: nothing started in the scope is out of reach.
+    await Promise.all([...this.#members].map((m) => m.attach))
+    if (signum !== SIGKILL) {
       this.#signalAll(signum)
-      if (!(await this.#until(() => this.#empty(), graceMs))) this.#signalAll(os.constants.signals.SIGKILL)
+      if (!(await this.#until(() => this.#empty(false), graceMs))) this.#killAll()
     } else {
-      this.#signalAll(signum)
+      this.#killAll()
     }
     await this.#until(() => this.#empty(true), Infinity)
   }
 
+  // The graceful signal: each reaper signals everything in its part of the scope
+  // (and continues what is stopped); the cgroup's members are signalled too.
   #signalAll (signum) {
-    if (this.#backend === 'cgroup') {
-      const { dir, cgpath } = this.#cg
-      if (signum === os.constants.signals.SIGKILL && this.#cg.hasKill) {
-        try {
-          fs.writeFileSync(path.join(dir, 'cgroup.kill'), '1')
-          return
-        } catch {}
-      }
-      // Twice: a process forked while the first pass ran is found by the second.
-      for (let i = 0; i < 2; i++) this.#native.cgSignal(dir, cgpath + this.#cg.name, signum)
-      if (signum !== os.constants.signals.SIGKILL && signum !== os.constants.signals.SIGSTOP) {
-        this.#native.cgSignal(dir, cgpath + this.#cg.name, os.constants.signals.SIGCONT)
-      }
-      return
-    }
     for (const m of this.#members) {
       if (m.pidfd !== undefined) this.#native.control(m.pidfd, signum)
+    }
+    if (this.#cg !== undefined) {
+      const { dir, cgpath, name } = this.#cg
+      // Twice: a process forked while the first pass ran is found by the second.
+      for (let i = 0; i < 2; i++) this.#native.cgSignal(dir, cgpath + name, signum)
+      if (signum !== SIGSTOP) this.#native.cgSignal(dir, cgpath + name, SIGCONT)
+    }
+  }
+
+  // SIGKILL to everything: cgroup.kill; and each reaper, which is SIGKILLed itself
+  // when it is a namespace's init (the kernel then kills everything in the
+  // namespace, whatever cgroup a member moved to), or told to kill everything below
+  // it and exit when it is a plain subreaper.
+  #killAll () {
+    if (this.#cg !== undefined) {
+      const { dir, cgpath, name, hasKill } = this.#cg
+      let done = false
+      if (hasKill) {
+        try {
+          fs.writeFileSync(path.join(dir, 'cgroup.kill'), '1')
+          done = true
+        } catch {}
+      }
+      if (!done) this.#native.cgSignal(dir, cgpath + name, SIGKILL)
+    }
+    for (const m of this.#members) {
+      if (m.pidfd === undefined) continue
+      if (this.#ns !== '') this.#native.signal(m.pidfd, SIGKILL)
+      else this.#native.control(m.pidfd, SIGKILL)
     }
   }
 
   // Whether nothing is left in the scope; `final` also asks every ChildProcess to
-  // have emitted 'exit' (each one ends once the scope is empty).
+  // have emitted 'exit' (each one ends once its reaper is gone).
   #empty (final) {
-    if (this.#backend === 'cgroup') {
-      let text
-      try {
-        text = fs.readFileSync(path.join(this.#cg.dir, 'cgroup.events'), 'latin1')
-      } catch {
-        text = 'populated 0'
-      }
-      if (/populated 1/.test(text)) {
-        // Without cgroup.kill, keep killing what is left on every check.
-        if (final && !this.#cg.hasKill) this.#native.cgSignal(this.#cg.dir, this.#cg.cgpath + this.#cg.name, os.constants.signals.SIGKILL)
-        return false
-      }
-    } else if (this.#backend === 'job') {
+    if (this.#backend === 'job') {
       if (this.#native.jobActive(this.#job.handle) > 0) {
         // A helper that entered after the last TerminateJobObject is ended by the next.
         if (final) this.#native.jobTerminate(this.#job.handle)
         return false
       }
     } else {
+      if (this.#cg !== undefined) {
+        let text
+        try {
+          text = fs.readFileSync(path.join(this.#cg.dir, 'cgroup.events'), 'latin1')
+        } catch {
+          text = 'populated 0'
+        }
+        if (/populated 1/.test(text)) {
+          // Without cgroup.kill, keep killing what is left on every check.
+          if (final && !this.#cg.hasKill) this.#native.cgSignal(this.#cg.dir, this.#cg.cgpath + this.#cg.name, SIGKILL)
+          return false
+        }
+      }
+      // A reaper gone means its part is empty: everything in a namespace dies with
+      // its init; a plain subreaper exits only once nothing is left below it (or
+      // when a command killed it: docs/process-scopes.md).
+      const now = performance.now()
       for (const m of this.#members) {
         if (m.pidfd !== undefined && !this.#native.exited(m.pidfd)) return false
+        if (m.goneAt === undefined) m.goneAt = now
       }
+      if (final) this.#endLingering(now)
     }
     if (!final) return true
     for (const c of this.#children) if (c.pid !== undefined && c.exitCode === null && c.signalCode === null) return false
     return true
+  }
+
+  // A helper exits as soon as its reaper is gone; one that did not within
+  // HELPER_LINGER_MS (stopped by someone) is SIGKILLed, so that kill() settles. It is
+  // this process's child: signalled only from a check-phase callback, while its exit
+  // state is unset (so its pid is still its own).
+  #endLingering (now) {
+    for (const m of this.#members) {
+      if (m.goneAt === undefined || now - m.goneAt < HELPER_LINGER_MS || m.lingerKill) continue
+      if (m.child.exitCode !== null || m.child.signalCode !== null) continue
+      m.lingerKill = true
+      checkPhase().then(() => {
+        if (m.child.exitCode === null && m.child.signalCode === null) m.child.kill('SIGKILL')
+      })
+    }
   }
 
   // Resolves true once `test()` holds, false when `ms` pass first. Polled with a
@@ -514,7 +446,7 @@ class ProcessScope {
         timer = setTimeout(check, Math.max(1, Math.ceil(Math.min(delay, left))))
         delay = Math.min(delay * 2, POLL_MAX_MS)
       }
-      if (this.#backend === 'cgroup') {
+      if (this.#cg !== undefined) {
         try {
           watcher = fs.watch(path.join(this.#cg.dir, 'cgroup.events'), { persistent: false }, check)
           watcher.on('error', () => {})
@@ -531,10 +463,16 @@ class ProcessScope {
     await this.#kill({ signal: 'SIGKILL', graceMs: 0 })
     if (this.#closed) return
     this.#closed = true
-    if (this.#backend === 'cgroup') {
-      try { fs.rmdirSync(this.#cg.dir) } catch {}
+    if (this.#cg !== undefined) {
+      // The scope's cgroup and any a member made below it: empty by now (kill
+      // settled), removed deepest first; a process still leaving it (EBUSY) is waited
+      // for, without blocking the event loop, up to 2 s, after which the keeper goes on.
+      const { dir, cgpath, name } = this.#cg
+      for (let waited = 0; this.#native.cgRemove(dir, cgpath + name, 0) === 'EBUSY' && waited < 2000; waited += 10) {
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      }
       const keeper = this.#cg.keeper
-      // EOF tells the keeper the scope is done (the directory is already gone).
+      // EOF tells the keeper the scope is done (the directories are already gone).
       if (keeper.stdin !== null) keeper.stdin.end()
     }
     if (this.#backend === 'job') {
@@ -542,7 +480,13 @@ class ProcessScope {
       openJobs.delete(this.#job)
     }
     if (this.#reapTimer !== undefined) clearInterval(this.#reapTimer)
-    for (const m of this.#members) if (m.pidfd !== undefined) this.#native.close(m.pidfd)
+    this.#reapTimer = undefined
+    for (const m of this.#members) {
+      if (m.pidfd !== undefined) {
+        this.#native.exited(m.pidfd) // reaps it (gone: kill settled)
+        this.#native.close(m.pidfd)
+      }
+    }
     this.#members.clear()
     this.#children.clear()
   }
@@ -552,54 +496,46 @@ class ProcessScope {
   get [Symbol.toStringTag] () { return 'ProcessScope' }
 }
 
-let kernelOk // boolean, checked once
-// pidfd_open (5.3) and waitid(P_PIDFD) (5.4): both Linux backends control and reap
-// through them (docs/process-scopes.md). Without them a scope could not be ended.
-function kernelSupport (native) {
-  if (kernelOk === undefined) kernelOk = !NO_PIDFD && native.kernelSupport() === 0
-  return kernelOk
-}
-
 function chooseBackend () {
   if (FORCED !== undefined && FORCED !== '') {
     if (!BACKENDS.includes(FORCED)) return { error: 'AGENT_OS_PROCESS_SCOPE_BACKEND is not cgroup, subreaper, job or tree' }
     return { backend: FORCED }
   }
   if (process.platform === 'win32') {
-    const native = nativeScope()
-    return { backend: findHelper() !== null && native !== undefined && typeof native.jobCreate === 'function' ? 'job' : 'tree' }
+    const native = host.nativeScope()
+    return { backend: host.findHelper() !== null && native !== undefined && typeof native.jobCreate === 'function' ? 'job' : 'tree' }
   }
-  if (process.platform !== 'linux' || findHelper() === null || nativeScope() === undefined) return { backend: 'tree' }
-  if (!kernelSupport(nativeScope())) return { backend: 'tree' }
-  return { backend: findCgroup() !== null ? 'cgroup' : 'subreaper', auto: true }
+  if (process.platform !== 'linux' || host.findHelper() === null || host.nativeScope() === undefined) return { backend: 'tree' }
+  if (!host.kernelSupport(host.nativeScope())) return { backend: 'tree' }
+  return { backend: host.findCgroup() !== null ? 'cgroup' : 'subreaper', auto: true }
 }
 
-async function openCgroup (native) {
-  const base = findCgroup()
+async function openCgroup (native, ns) {
+  const base = host.findCgroup()
   if (base === null) throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', 'no cgroup v2 hierarchy found')
   const name = `/agent-os-scope-${process.pid}-${++scopeCounter}-${crypto.randomBytes(6).toString('hex')}`
   const dir = base.dir + name
-  try {
-    fs.mkdirSync(dir, { mode: 0o755 })
-  } catch (err) {
-    throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', 'cannot create a cgroup', err.code)
-  }
-  const hasKill = fs.existsSync(path.join(dir, 'cgroup.kill'))
-  // Its own process group, and it ignores the signals a whole group gets (Ctrl-C):
-  // only the end of its stdin (Node closing the scope, or ending) ends it.
-  const keeper = childProcess.spawn(findHelper(), ['keep', dir], { stdio: ['pipe', 'ignore', 'ignore'], detached: true })
+  // The keeper first, the directory after: whenever this process ends from here on,
+  // the keeper removes what exists (nothing, if the end came before the mkdir). Its own
+  // process group, and it ignores the signals a whole group gets (Ctrl-C): only the
+  // end of its stdin (Node closing the scope, or ending) ends it.
+  const keeper = childProcess.spawn(host.findHelper(), ['keep', dir, base.cgpath + name], { stdio: ['pipe', 'ignore', 'ignore'], detached: true })
   const started = await new Promise((resolve) => {
     keeper.once('spawn', () => resolve(true))
     keeper.once('error', () => resolve(false))
   })
-  if (!started) {
-    try { fs.rmdirSync(dir) } catch {}
-    throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', 'the scope helper could not be started')
-  }
+  if (!started) throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', 'the scope helper could not be started')
   keeper.unref()
   keeper.stdin.on('error', () => {})
   keeper.stdin.unref()
-  return { cg: { dir, cgpath: base.cgpath, name, hasKill, keeper }, native }
+  try {
+    fs.mkdirSync(dir, { mode: 0o755 })
+  } catch (err) {
+    keeper.stdin.end() // nothing to keep: it exits
+    throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', 'cannot create a cgroup', err.code)
+  }
+  const hasKill = fs.existsSync(path.join(dir, 'cgroup.kill'))
+  return { cg: { dir, cgpath: base.cgpath, name, hasKill, keeper }, native, ns }
 }
 
 function openJob (native) {
@@ -607,7 +543,7 @@ function openJob (native) {
   if (native === undefined) {
     throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', `native binding unavailable: ${binding.loadFailure()}`)
   }
-  if (findHelper() === null) throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', 'the scope helper program was not built')
+  if (host.findHelper() === null) throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', 'the scope helper program was not built')
   let job
   try {
     job = native.jobCreate()
@@ -624,31 +560,36 @@ function openJob (native) {
  * @returns {Promise<ProcessScope>}
  */
 async function openProcessScope (options) {
-  if (options !== undefined && options !== null && typeof options !== 'object') {
-    throw typeError('INVALID_OPTION', 'openProcessScope', 'options', 'must be an object')
-  }
+  OPEN_OPTIONS.read(options, errors.raise)
   const choice = chooseBackend()
   if (choice.error !== undefined) throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', choice.error)
-  const native = nativeScope()
+  const native = host.nativeScope()
   if (choice.backend === 'job') return new ProcessScope('job', openJob(native))
   if (choice.backend !== 'tree') {
     if (process.platform !== 'linux') throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', `the ${choice.backend} backend is Linux only`)
     if (native === undefined) {
       throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', `native binding unavailable: ${binding.loadFailure()}`)
     }
-    if (findHelper() === null) throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', 'the scope helper program was not built')
-    if (!kernelSupport(native)) throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', 'this kernel lacks pidfd_open or waitid(P_PIDFD)')
+    if (host.findHelper() === null) throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', 'the scope helper program was not built')
+    if (!host.kernelSupport(native)) throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', 'this kernel lacks pidfd_open or waitid(P_PIDFD)')
   }
+  if (choice.backend !== 'tree' && !(await host.reaperPossible(host.findHelper()))) {
+    if (!choice.auto) throw plainError('UNSUPPORTED_BACKEND', 'openProcessScope', 'this host refuses clone(CLONE_PARENT), which the scope helper needs')
+    choice.backend = 'tree'
+  }
+  if (choice.backend === 'tree') return new ProcessScope('tree', { native })
+  const ns = await host.namespaceMode(host.findHelper())
   if (choice.backend === 'cgroup') {
     try {
-      return new ProcessScope('cgroup', await openCgroup(native))
+      return new ProcessScope('cgroup', await openCgroup(native, ns))
     } catch (err) {
       if (!choice.auto) throw err
-      return new ProcessScope('subreaper', { native }) // cgroup v2 not writable here
+      host.note(`no cgroup for scopes (${err.hostCode || 'EIO'}); the subreaper backend holds them`)
     }
   }
-  return new ProcessScope(choice.backend, { native })
+  return new ProcessScope('subreaper', { native, ns })
 }
 
-// findCgroup and findHelper are for the project's tests (not exported by the package).
-module.exports = { openProcessScope, ProcessScope, findCgroup, findHelper }
+// findCgroup, findHelper and namespaceMode are for the project's tests (not exported
+// by the package).
+module.exports = { openProcessScope, ProcessScope, findCgroup: host.findCgroup, findHelper: host.findHelper, namespaceMode: () => host.namespaceMode(host.findHelper()) }

@@ -650,6 +650,9 @@ static int aos_fa__commit(aos_fa__commit_ctx *c, const struct stat *expected, ao
       r = aos_fa__lock_replaced(c, &checked, &lk, st);
       if (r != 0) return r;
       if (lk >= 0) {
+        /* The guard has no watch instance when the parent is the root itself (nothing
+         * of the root can move out of it); the replaced file is watched all the same. */
+        if (c->guard->w < 0) c->guard->w = aos_fa_watch_open();
         c->watch = aos_fa_watch_add_file(c->guard->w, lk);
         struct stat held;
         aos_fa_version v;

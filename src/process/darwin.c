@@ -76,6 +76,13 @@ int aos_proc__scan(aos_proc__entry **out, size_t *count) {
   return 0;
 }
 
+int aos_proc_is_thread(int id) {
+  (void)id;
+  return 0; /* thread ids are not in the process id space */
+}
+
+bool aos_proc__table_readable(void) { return true; /* sysctl answers for every process */ }
+
 int aos_proc__hold(aos_proc__member *m, int pid, uint64_t expect_start, unsigned flags) {
   (void)flags;
   *m = (aos_proc__member){.pid = pid, .fd = -1};

@@ -13,9 +13,9 @@
  * check and the kill) is documented in docs/process.md.
  *
  * Without /proc (not mounted, or hidden) a pidfd still names a process: the root is
- * held by its pidfd alone (start time unknown, 0), and without pidfds a root that is
- * this process's own child is held as such (waitid with WNOWAIT tells whether it is
- * still unreaped, so its pid is still its own). Nothing else can be found there.
+ * held by its pidfd alone (start time unknown, 0). Without pidfds either, nothing here
+ * can name a process (-ENOTSUP); src/process/posix.c then leaves a root that is the
+ * caller's own child to the caller (AOS_PROC_CHILD). Nothing else can be found there.
  *
  * A process whose main thread called pthread_exit shows state Z in /proc/<pid>/stat
  * while its other threads run; it is alive until /proc/<pid>/task lists no thread
@@ -188,19 +188,6 @@ static bool aos_proc__dead(int pid, char state) {
   return dead;
 }
 
-/* For a child of this process: 1 while it runs, 0 once it exited (a zombie not
- * reaped yet), -ESRCH once reaped (or not a child of this process). */
-static int aos_proc__child_state(int pid) {
-  siginfo_t si;
-  for (;;) {
-    si.si_pid = 0;
-    if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0) break;
-    if (errno == EINTR) continue;
-    return -ESRCH;
-  }
-  return si.si_pid == 0 ? 1 : 0;
-}
-
 static int aos_proc__parse_pid(const char *name) {
   long v = 0;
   if (*name == '\0') return -1;
@@ -269,6 +256,45 @@ int aos_proc__scan(aos_proc__entry **out, size_t *count) {
   return 0;
 }
 
+int aos_proc_is_thread(int id) {
+  if (id <= 0) return 0;
+  char path[40];
+  snprintf(path, sizeof path, "/proc/%d/status", id);
+  int fd;
+  do {
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  } while (fd < 0 && errno == EINTR);
+  if (fd >= 0) {
+    /* /proc/<tid> of a non-main thread opens too (hidden from the listing only). */
+    char buf[4096];
+    size_t len = 0;
+    for (;;) {
+      ssize_t r = read(fd, buf + len, sizeof buf - 1 - len);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) break;
+      len += (size_t)r;
+      if (len == sizeof buf - 1) break;
+    }
+    close(fd);
+    buf[len] = '\0';
+    const char *tgid = strstr(buf, "\nTgid:");
+    if (tgid != NULL) return strtol(tgid + 6, NULL, 10) != id ? 1 : 0;
+    return 0;
+  }
+  if (errno == ENOENT && aos_proc__table_readable()) return 0; /* no such task */
+  /* No /proc: pidfd_open takes only a thread-group leader (a thread that leads none:
+   * EINVAL before Linux 6.9, ENOENT since; no task at all is ESRCH). */
+  int pfd = aos_proc__pidfd_open(id);
+  if (pfd >= 0) {
+    close(pfd);
+    return 0;
+  }
+  if (pfd == -EINVAL || pfd == -ENOENT) return 1;
+  return pfd == -ESRCH ? 0 : pfd;
+}
+
+bool aos_proc__table_readable(void) { return faccessat(AT_FDCWD, "/proc/self/stat", F_OK, 0) == 0; }
+
 int aos_proc__hold(aos_proc__member *m, int pid, uint64_t expect_start, unsigned flags) {
   *m = (aos_proc__member){.pid = pid, .fd = -1};
   int fd = -1;
@@ -287,18 +313,10 @@ int aos_proc__hold(aos_proc__member *m, int pid, uint64_t expect_start, unsigned
     m->fd = fd;
     return 0;
   }
-  if (rc != -ESRCH && expect_start == 0) {
-    /* The process table cannot be read (no /proc): the pidfd alone names the
-     * process; without one, only this process's own unreaped child can be named. */
-    if (fd >= 0) {
-      m->fd = fd;
-      return 0;
-    }
-    if ((flags & AOS_PROC_CHILD) && rc == -ENOTSUP) {
-      if (aos_proc__child_state(pid) < 0) return -ESRCH;
-      m->child = true;
-      return 0;
-    }
+  if (rc != -ESRCH && expect_start == 0 && fd >= 0) {
+    /* The process table cannot be read (no /proc): the pidfd alone names it. */
+    m->fd = fd;
+    return 0;
   }
   if (fd >= 0) close(fd);
   return rc;
@@ -308,14 +326,6 @@ int aos_proc__hold(aos_proc__member *m, int pid, uint64_t expect_start, unsigned
  * has not exited, -ESRCH when it is not, another negative errno when nothing can be
  * said (no /proc). */
 static int aos_proc__check_same(const aos_proc__member *m, aos_proc__stat *st) {
-  if (m->child) {
-    int state = aos_proc__child_state(m->pid);
-    if (state <= 0) return -ESRCH;
-    pid_t g = getpgid(m->pid);
-    if (g < 0) return -errno;
-    st->pgid = (int)g;
-    return 0;
-  }
   int rc = aos_proc__read_stat(m->pid, st);
   if (rc < 0) return rc;
   return st->start == m->start && !aos_proc__dead(m->pid, st->state) ? 0 : -ESRCH;
@@ -344,7 +354,6 @@ int aos_proc__probe(aos_proc__member *m) {
     int rc = aos_proc__pidfd_send(m->fd, 0, 0);
     return rc == -ESRCH ? -ESRCH : 0;
   }
-  if (m->child) return aos_proc__child_state(m->pid) < 0 ? -ESRCH : 0;
   aos_proc__stat st;
   int rc = aos_proc__read_stat(m->pid, &st);
   if (rc == -ESRCH) return -ESRCH;
@@ -364,7 +373,6 @@ bool aos_proc__gone(aos_proc__member *m) {
     } while (r < 0 && errno == EINTR);
     return r > 0 && p.revents != 0;
   }
-  if (m->child) return aos_proc__child_state(m->pid) <= 0;
   aos_proc__stat st;
   int rc = aos_proc__read_stat(m->pid, &st);
   if (rc == -ESRCH) return true;
@@ -383,7 +391,6 @@ int aos_proc__pgid(aos_proc__member *m) {
   aos_proc__stat st;
   int rc = aos_proc__check_same(m, &st);
   if (rc < 0) return rc;
-  if (m->child && aos_proc__child_state(m->pid) <= 0) return -ESRCH;
   return st.pgid;
 }
 

@@ -3,10 +3,15 @@
  *   open(pid, flags)     -> tree handle (an opaque, type-tagged object); sync, never
  *                           blocks: takes hold of the root process only. `flags`: the
  *                           AOS_PROC_* bits of src/process/process.h
+ *   caller(tree)         -> the AOS_PROC_CALLER_* bits: what the caller signals itself
+ *   isThread(id)         -> true when id names a thread that is not its process's
+ *                           main thread (sync, never blocks)
  *   signal(tree, signum) -> Promise<number>: walk, freeze and signal, off the JS thread
- *   settle(tree, signum) -> Promise<number>: walk and signal once more, then how many
- *                           processes still keep the tree from settling (0: settle)
- *   alive(tree)          -> number of signalled processes not exited yet; never blocks
+ *   settle(tree, signum, rootReaped) -> Promise<number>: walk and signal once more,
+ *                           then how many processes still keep the tree from settling
+ *                           (0: settle). rootReaped: the caller saw the root's exit
+ *   alive(tree, rootReaped) -> number of signalled processes not exited yet; never
+ *                           blocks
  *   pids(tree)           -> number[]: pids of the processes signalled (tests, demo)
  *   close(tree)          -> releases every identity held (also done by a finalizer)
  *
@@ -38,6 +43,7 @@ typedef struct {
   aos_proc__handle *h;
   int sig;
   bool settle;      /* settle() rather than signal() */
+  bool root_reaped; /* settle(): the caller saw the root's exit */
   size_t signalled; /* signal(): how many were signalled; settle(): how many pending */
 } aos_proc__signal_req;
 
@@ -104,7 +110,7 @@ static napi_value aos_proc__open(napi_env env, napi_callback_info info) {
   if (!(pid_d >= 1 && pid_d <= 2147483647.0) || pid_d != (double)(int)pid_d) {
     return aos_napi_throw_type(env, "ERR_OUT_OF_RANGE", "pid out of range");
   }
-  const uint32_t known = AOS_PROC_NO_PIDFD | AOS_PROC_NO_PGROUP_FD | AOS_PROC_CHILD;
+  const uint32_t known = AOS_PROC_NO_PIDFD | AOS_PROC_NO_PGROUP_FD | AOS_PROC_CHILD | AOS_PROC_REAPED;
   if ((flags & ~known) != 0) return aos_napi_throw_type(env, "ERR_OUT_OF_RANGE", "unknown flags");
   aos_proc__handle *h = calloc(1, sizeof *h);
   if (h == NULL) return aos_proc__throw_host(env, -ENOMEM);
@@ -131,7 +137,7 @@ static void aos_proc__signal_execute(napi_env env, void *data) {
   /* A failed walk still signalled what the tree already held; the count says what
    * was reached, which is all the JS layer needs. */
   if (req->settle) {
-    (void)aos_proc_tree_settle(req->h->tree, req->sig, &req->signalled);
+    (void)aos_proc_tree_settle(req->h->tree, req->sig, req->root_reaped, &req->signalled);
   } else {
     (void)aos_proc_tree_signal(req->h->tree, req->sig, &req->signalled);
   }
@@ -161,8 +167,28 @@ static void aos_proc__signal_complete(napi_env env, napi_status status, void *da
   free(req);
 }
 
+/* An optional boolean argument; false when absent. */
+static bool aos_proc__flag_arg(napi_env env, napi_callback_info info, size_t index, bool *out) {
+  size_t argc = 3;
+  napi_value argv[3];
+  *out = false;
+  AOS_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL), false);
+  if (argc <= index) return true;
+  napi_valuetype t;
+  AOS_CALL(env, napi_typeof(env, argv[index], &t), false);
+  if (t == napi_undefined) return true;
+  if (t != napi_boolean) {
+    aos_napi_throw_type(env, "ERR_INVALID_ARG_TYPE", "expected a boolean");
+    return false;
+  }
+  AOS_CALL(env, napi_get_value_bool(env, argv[index], out), false);
+  return true;
+}
+
 static napi_value aos_proc__queue(napi_env env, napi_callback_info info, bool settle) {
   napi_value argv[2];
+  bool root_reaped = false;
+  if (settle && !aos_proc__flag_arg(env, info, 2, &root_reaped)) return NULL;
   aos_proc__handle *h = aos_proc__idle_arg(env, info, argv, 2);
   if (h == NULL) return NULL;
   if (h->tree == NULL) {
@@ -180,6 +206,7 @@ static napi_value aos_proc__queue(napi_env env, napi_callback_info info, bool se
   req->h = h;
   req->sig = sig;
   req->settle = settle;
+  req->root_reaped = root_reaped;
   napi_value promise, name;
   if (napi_create_reference(env, argv[0], 1, &req->handle_ref) != napi_ok) {
     free(req);
@@ -228,11 +255,40 @@ static napi_value aos_proc__settle(napi_env env, napi_callback_info info) {
 
 static napi_value aos_proc__alive(napi_env env, napi_callback_info info) {
   napi_value argv[1];
+  bool root_reaped = false;
+  if (!aos_proc__flag_arg(env, info, 1, &root_reaped)) return NULL;
   aos_proc__handle *h = aos_proc__idle_arg(env, info, argv, 1);
   if (h == NULL) return NULL;
-  size_t alive = h->tree == NULL ? 0 : aos_proc_tree_alive(h->tree);
+  size_t alive = h->tree == NULL ? 0 : aos_proc_tree_alive(h->tree, root_reaped);
   napi_value out;
   AOS_CALL(env, napi_create_double(env, (double)alive, &out), NULL);
+  return out;
+}
+
+static napi_value aos_proc__caller(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  aos_proc__handle *h = aos_proc__idle_arg(env, info, argv, 1);
+  if (h == NULL) return NULL;
+  napi_value out;
+  AOS_CALL(env, napi_create_uint32(env, h->tree == NULL ? 0 : aos_proc_tree_caller(h->tree), &out), NULL);
+  return out;
+}
+
+static napi_value aos_proc__is_thread(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  AOS_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL), NULL);
+  napi_valuetype t = napi_undefined;
+  if (argc >= 1) AOS_CALL(env, napi_typeof(env, argv[0], &t), NULL);
+  double id = 0;
+  if (t == napi_number) AOS_CALL(env, napi_get_value_double(env, argv[0], &id), NULL);
+  if (t != napi_number || !(id >= 1 && id <= 2147483647.0) || id != (double)(int)id) {
+    return aos_napi_throw_type(env, "ERR_OUT_OF_RANGE", "id out of range");
+  }
+  int rc = aos_proc_is_thread((int)id);
+  if (rc < 0) return aos_proc__throw_host(env, rc);
+  napi_value out;
+  AOS_CALL(env, napi_get_boolean(env, rc == 1, &out), NULL);
   return out;
 }
 
@@ -289,6 +345,8 @@ napi_value aos_proc_napi_init(napi_env env) {
       !aos_napi_set_function(env, exports, "signal", aos_proc__signal, NULL) ||
       !aos_napi_set_function(env, exports, "settle", aos_proc__settle, NULL) ||
       !aos_napi_set_function(env, exports, "alive", aos_proc__alive, NULL) ||
+      !aos_napi_set_function(env, exports, "caller", aos_proc__caller, NULL) ||
+      !aos_napi_set_function(env, exports, "isThread", aos_proc__is_thread, NULL) ||
       !aos_napi_set_function(env, exports, "pids", aos_proc__pids, NULL) ||
       !aos_napi_set_function(env, exports, "close", aos_proc__close, NULL) ||
       !aos_scope_napi_register(env, exports)) {

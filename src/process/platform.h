@@ -23,9 +23,11 @@ typedef struct {
   int pid;
   uint64_t start;
   int fd;          /* Linux pidfd, or -1 when identified by pid + start only */
-  bool child;      /* identified as this process's own unreaped child (waitid with
-                    * WNOWAIT), used where neither a pidfd nor the process table is
-                    * available; start is 0 then */
+  bool by_caller;  /* the caller's own child held without a pidfd (AOS_PROC_CHILD):
+                    * never signalled here, since only the caller's thread knows
+                    * whether it was reaped; the caller signals it (and, without a
+                    * process table, its group) after checking that. start is 0 when
+                    * the process table cannot be read */
   bool signalled;  /* `sig` of some aos_proc_tree_signal call was delivered */
   bool stopped;    /* SIGSTOP delivered during the current signal call */
   bool gone;       /* seen exited; stays true */
@@ -35,13 +37,15 @@ typedef struct {
  * entries (free it with free()). */
 int aos_proc__scan(aos_proc__entry **out, size_t *count);
 
+/* Whether the process table can be read at all (Linux: /proc is there). */
+bool aos_proc__table_readable(void);
+
 /* Takes hold of process `pid`. When `expect_start` is non-zero the process must still
  * be the one with that start time, else -ESRCH; when zero, whatever process `pid`
  * names now is taken and its start time recorded (0 when the process table cannot
  * be read). -ESRCH when it is gone; -ENOTSUP when nothing can identify it (no pidfd
- * and no process table, and not this process's own child). `flags` are the
- * AOS_PROC_* flags of src/process/process.h (AOS_PROC_NO_PIDFD, AOS_PROC_CHILD).
- * Sets every field of `m` (the flags false). */
+ * and no process table). `flags` are the AOS_PROC_* flags of src/process/process.h
+ * (only AOS_PROC_NO_PIDFD is read). Sets every field of `m` (the flags false). */
 int aos_proc__hold(aos_proc__member *m, int pid, uint64_t expect_start, unsigned flags);
 
 /* Sends `sig` to the held process. 0, or -ESRCH when it is gone (nothing sent). */

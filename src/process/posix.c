@@ -7,11 +7,12 @@
  * still has it as its pid, its group id or its session id. So while the group has a
  * member, kill(-pgid) reaches that group and no other; the danger is only a group
  * that emptied, whose number went round the pid space to a new process that made
- * its own group. The group is signalled by number only when one of these holds at
- * that moment (aos_proc__group_ours):
+ * its own group. Members of the group are counted as such (from a snapshot of the
+ * process table, taken between two checks) and the group is signalled by number only
+ * when one of these holds at that moment (aos_proc__group_ours):
  *   - the root still occupies its pid (alive, or a zombie not reaped yet: checked
- *     through its pidfd, or as this process's own child with waitid(WNOWAIT), or by
- *     pid and start time), so the number is pinned by the root itself;
+ *     through its pidfd, or by pid and start time), so the number is pinned by the
+ *     root itself;
  *   - a held process that is alive is a member of the group now;
  *   - no process has the number as its pid and the group is not empty: the root
  *     was reaped, and the number has been pinned by the group's members ever since
@@ -30,7 +31,6 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "process/platform.h"
@@ -46,6 +46,8 @@ struct aos_proc_tree {
   int self_pgid;
   bool has_root;   /* members[0] is the root (false: it was gone or reaped at open) */
   bool group_gone; /* the root's group was seen empty or its number reused */
+  bool scan_ok;    /* the last read of the process table succeeded: group members
+                    * are held one by one, and kill(-group) is not needed */
   int group; /* the number of the root's own process group, or 0: the root's pid,
                * when the root led a group (or may have: it exited before it could be
                * asked) */
@@ -69,8 +71,18 @@ static int aos_proc__add(aos_proc_tree *t, const aos_proc__member *m) {
 /* Whether a process has `pid` as its pid now (kill with signal 0 sends nothing). */
 static bool aos_proc__pid_taken(int pid) { return kill(pid, 0) == 0 || errno == EPERM; }
 
-/* See the head of this file: whether kill(-group) reaches the root's group and no
- * other process right now. Latches group_gone. */
+/* Whether the root still occupies its pid. A root left to the caller is asked only
+ * through the process table (by start time: reading it signals nothing), and is
+ * reaped for good once the caller said so. */
+static int aos_proc__root_probe(aos_proc_tree *t) {
+  aos_proc__member *root = &t->members[0];
+  if (!root->by_caller) return aos_proc__probe(root);
+  if (root->gone) return -ESRCH;
+  return root->start == 0 ? -ENOTSUP : aos_proc__probe(root);
+}
+
+/* See the head of this file: whether the root's group, and no other process, has the
+ * number right now. Latches group_gone. */
 static bool aos_proc__group_ours(aos_proc_tree *t) {
   if (t->group == 0 || t->group_gone || t->group == t->self_pgid) return false;
   if (kill(-t->group, 0) < 0 && errno == ESRCH) {
@@ -79,7 +91,7 @@ static bool aos_proc__group_ours(aos_proc_tree *t) {
   }
   int probe = -ESRCH;
   if (t->has_root) {
-    probe = aos_proc__probe(&t->members[0]);
+    probe = aos_proc__root_probe(t);
     if (probe == 0) return true; /* the root pins the number */
   }
   for (size_t i = t->has_root ? 1 : 0; i < t->count; i++) {
@@ -102,23 +114,22 @@ int aos_proc_tree_open(int pid, unsigned flags, aos_proc_tree **out) {
   t->flags = flags;
   t->self_pid = (int)getpid();
   t->self_pgid = (int)getpgrp();
-  if (flags & AOS_PROC_CHILD) {
-    /* Our own child: reaped already (its exit not emitted yet) means its pid may
-     * name another process: never held. Its group may live on without it. */
-    siginfo_t si;
-    int rc;
-    do {
-      rc = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT);
-    } while (rc < 0 && errno == EINTR);
-    if (rc < 0 && errno == ECHILD) {
-      if (pid != t->self_pgid) t->group = pid;
-      (void)aos_proc__group_ours(t); /* first check, in the tick of the reap */
-      *out = t;
-      return 0;
-    }
+  if ((flags & AOS_PROC_CHILD) && (flags & AOS_PROC_REAPED)) {
+    /* Reaped: its pid may name another process (a new child of the caller's, even):
+     * never held. Its group may live on without it. */
+    if (pid != t->self_pgid) t->group = pid;
+    (void)aos_proc__group_ours(t); /* first check: a process with the pid ends it */
+    *out = t;
+    return 0;
   }
   aos_proc__member root;
   int rc = aos_proc__hold(&root, pid, 0, flags);
+  if (rc < 0 && rc != -ESRCH && rc != -ENOMEM && (flags & AOS_PROC_CHILD)) {
+    /* No pidfd and no process table: the caller's child, unreaped (the caller
+     * checked), is still named by its pid; the caller signals it. */
+    root = (aos_proc__member){.pid = pid, .fd = -1};
+    rc = 0;
+  }
   if (rc == -ESRCH || rc == -ENOTSUP) {
     *out = t; /* already gone, or nothing can name it: a tree with nothing to walk from */
     return 0;
@@ -127,6 +138,7 @@ int aos_proc_tree_open(int pid, unsigned flags, aos_proc_tree **out) {
     free(t);
     return rc;
   }
+  root.by_caller = (flags & AOS_PROC_CHILD) && root.fd < 0;
   rc = aos_proc__add(t, &root);
   if (rc < 0) {
     aos_proc__release(&root);
@@ -134,12 +146,27 @@ int aos_proc_tree_open(int pid, unsigned flags, aos_proc_tree **out) {
     return rc;
   }
   t->has_root = true;
-  int pgid = aos_proc__pgid(&t->members[0]);
+  int pgid;
+  if (root.by_caller) {
+    /* Not reaped (the caller checked, on the thread that reaps it, in this call):
+     * the pid is the child's. */
+    pid_t g = getpgid(pid);
+    pgid = g < 0 ? -errno : (int)g;
+  } else {
+    pgid = aos_proc__pgid(&t->members[0]);
+  }
   /* A root that exited before it could be asked may have led a group: the group
    * checks find out (the zombie pins the number meanwhile). */
   if ((pgid == pid || pgid == -ESRCH) && pid != t->self_pgid) t->group = pid;
   *out = t;
   return 0;
+}
+
+unsigned aos_proc_tree_caller(const aos_proc_tree *tree) {
+  if (!tree->has_root || !tree->members[0].by_caller) return 0;
+  unsigned bits = AOS_PROC_CALLER_ROOT;
+  if (tree->group != 0 && !aos_proc__table_readable()) bits |= AOS_PROC_CALLER_GROUP;
+  return bits;
 }
 
 static int aos_proc__cmp_entry(const void *a, const void *b) {
@@ -205,14 +232,21 @@ static int aos_proc__discover(aos_proc_tree *t, aos_proc__entry *e, size_t n, bo
   return rc < 0 ? rc : added;
 }
 
-/* Sends `sig` to the tree's group, if it has one (never the caller's group). */
+/* Sends `sig` to the tree's group, if it has one (never the caller's group), as a
+ * whole where a handle names it. Otherwise its members, found in the process table,
+ * are signalled one by one with the other members of the tree; only without a
+ * process table is the group signalled by number (by the caller while the root is
+ * the caller's and not reaped, see the head of this file). */
 static void aos_proc__group(aos_proc_tree *t, int sig) {
   if (t->group == 0 || t->group_gone || t->group == t->self_pgid) return;
-  if (t->has_root) {
-    int rc = aos_proc__signal_group(&t->members[0], sig, (t->flags & AOS_PROC_NO_PGROUP_FD) != 0);
+  aos_proc__member *root = t->has_root ? &t->members[0] : NULL;
+  if (root != NULL && !root->by_caller) {
+    int rc = aos_proc__signal_group(root, sig, (t->flags & AOS_PROC_NO_PGROUP_FD) != 0);
     if (rc == -ESRCH) t->group_gone = true; /* the group the handle names is empty */
     if (rc != -ENOTSUP) return;
   }
+  if (t->scan_ok) return;
+  if (root != NULL && root->by_caller && !root->gone) return;
   if (aos_proc__group_ours(t)) (void)kill(-t->group, sig);
 }
 
@@ -221,7 +255,7 @@ static size_t aos_proc__signal_members(aos_proc_tree *t, int sig, bool mark) {
   size_t reached = 0;
   for (size_t i = 0; i < t->count; i++) {
     aos_proc__member *m = &t->members[i];
-    if (m->gone) continue;
+    if (m->gone || m->by_caller) continue;
     int rc = aos_proc__signal(m, sig);
     if (rc == -ESRCH) {
       m->gone = true;
@@ -241,6 +275,7 @@ int aos_proc_tree_signal(aos_proc_tree *tree, int sig, size_t *signalled) {
     size_t n = 0;
     bool group_before = aos_proc__group_ours(tree);
     int rc = aos_proc__scan(&entries, &n);
+    tree->scan_ok = rc == 0 && n > 0; /* an empty /proc (hidden) lists nothing, not even this process */
     if (rc < 0) {
       scan_rc = rc;
       n = 0;
@@ -255,7 +290,7 @@ int aos_proc_tree_signal(aos_proc_tree *tree, int sig, size_t *signalled) {
     aos_proc__group(tree, SIGSTOP);
     for (size_t i = 0; i < tree->count; i++) {
       aos_proc__member *m = &tree->members[i];
-      if (m->gone || m->stopped) continue;
+      if (m->gone || m->stopped || m->by_caller) continue;
       int src = aos_proc__signal(m, SIGSTOP);
       if (src == 0) m->stopped = true;
       if (src == -ESRCH) m->gone = true;
@@ -271,8 +306,9 @@ int aos_proc_tree_signal(aos_proc_tree *tree, int sig, size_t *signalled) {
   return scan_rc;
 }
 
-size_t aos_proc_tree_alive(aos_proc_tree *tree) {
+size_t aos_proc_tree_alive(aos_proc_tree *tree, bool root_reaped) {
   size_t alive = 0;
+  if (root_reaped && tree->has_root && tree->members[0].by_caller) tree->members[0].gone = true;
   for (size_t i = 0; i < tree->count; i++) {
     aos_proc__member *m = &tree->members[i];
     /* The hold is kept until close: the root's handle still names its group. */
@@ -302,10 +338,11 @@ static bool aos_proc__group_live(aos_proc_tree *t) {
   return live && aos_proc__group_ours(t);
 }
 
-int aos_proc_tree_settle(aos_proc_tree *tree, int sig, size_t *pending) {
+int aos_proc_tree_settle(aos_proc_tree *tree, int sig, bool root_reaped, size_t *pending) {
   size_t signalled = 0;
+  if (root_reaped && tree->has_root && tree->members[0].by_caller) tree->members[0].gone = true;
   int rc = aos_proc_tree_signal(tree, sig, &signalled);
-  *pending = aos_proc_tree_alive(tree) + (aos_proc__group_live(tree) ? 1 : 0);
+  *pending = aos_proc_tree_alive(tree, root_reaped) + (aos_proc__group_live(tree) ? 1 : 0);
   return rc;
 }
 

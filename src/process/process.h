@@ -10,6 +10,7 @@
 #ifndef AOS_PROCESS_PROCESS_H
 #define AOS_PROCESS_PROCESS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct aos_proc_tree aos_proc_tree;
@@ -22,12 +23,27 @@ enum {
   /* Linux only: do not signal the group through the root's pidfd
    * (PIDFD_SIGNAL_PROCESS_GROUP, Linux 6.9+); the fallback for older kernels. */
   AOS_PROC_NO_PGROUP_FD = 1u << 1,
-  /* `pid` is a child of this process whose exit is reaped only by the caller's
-   * thread (a Node ChildProcess, opened on its event-loop thread). It is asked with
-   * waitid(WNOWAIT) first: a child already reaped is never held or signalled by pid
-   * (the pid may name another process by now); its group is still ended. */
-  AOS_PROC_CHILD = 1u << 2
+  /* `pid` is a child of this process that only the caller's thread reaps (a Node
+   * ChildProcess), opened on that thread right after the caller checked that its
+   * exit was not seen, outside any pass of that thread's reaping: so `pid` is still
+   * the child's own at open. It is held by pidfd; where none can be taken it is left
+   * to the caller to signal (aos_proc_tree_caller), since only the caller's thread
+   * can tell whether it was reaped since. */
+  AOS_PROC_CHILD = 1u << 2,
+  /* With AOS_PROC_CHILD: the child's exit was seen before the tree was opened (it
+   * was reaped while another child's exit was being emitted). Its pid may name
+   * another process by now: it is never held or signalled. Its group is still ended,
+   * under the checks of src/process/posix.c. */
+  AOS_PROC_REAPED = 1u << 3
 };
+
+/* Whether `id` names a thread that is not its process's main thread (kill(2) of it
+ * would end its whole process): 1 when it does, 0 otherwise (a process, or nothing),
+ * or a negative errno when it cannot be told. Linux: the Tgid of /proc/<id>/status,
+ * or, without /proc, pidfd_open refusing a thread that leads no thread group (EINVAL
+ * before Linux 6.9, ENOENT since); macOS:
+ * threads have no ids in the process id space; Windows: OpenThread on the id. */
+int aos_proc_is_thread(int id);
 
 /* Holds the process `pid` as the root of a tree. The caller guarantees that `pid`
  * still names the process it means (for a child spawned by this process: its exit
@@ -50,17 +66,30 @@ int aos_proc_tree_open(int pid, unsigned flags, aos_proc_tree **out);
  * processes already held were still signalled). */
 int aos_proc_tree_signal(aos_proc_tree *tree, int sig, size_t *signalled);
 
+/* What aos_proc_tree_caller reports: the root is the caller's to signal (a child held
+ * without a pidfd, AOS_PROC_CHILD); and so is the root's group, by number, while the
+ * root is not reaped (no process table to find its members in). */
+enum { AOS_PROC_CALLER_ROOT = 1u << 0, AOS_PROC_CALLER_GROUP = 1u << 1 };
+
+/* Which parts of the tree the caller signals itself (AOS_PROC_CALLER_* bits): the
+ * caller sends them each signal of aos_proc_tree_signal, from its own thread, only
+ * after checking that the root's exit has not been seen; SIGSTOP before the call (so
+ * the root cannot fork while the tree is walked) and the signal itself, then SIGCONT,
+ * after it. */
+unsigned aos_proc_tree_caller(const aos_proc_tree *tree);
+
 /* How many processes this tree signalled that have not exited yet (a zombie has
  * exited). Never blocks. Also watches the root's group: once it is seen empty it is
- * never signalled again (a later group with the same number is another one). */
-size_t aos_proc_tree_alive(aos_proc_tree *tree);
+ * never signalled again (a later group with the same number is another one).
+ * `root_reaped`: the caller saw the root's exit (its pid is free from then on). */
+size_t aos_proc_tree_alive(aos_proc_tree *tree, bool root_reaped);
 
 /* The check before settling: walks and signals the tree once more with `sig`
  * (anything started since the last walk, in the group or below a live member, is
  * found and signalled), then sets `*pending` to the number of signalled processes
  * still alive plus one when the root's group still has a live member. The tree may
  * settle only when `*pending` is 0. Returns as aos_proc_tree_signal. */
-int aos_proc_tree_settle(aos_proc_tree *tree, int sig, size_t *pending);
+int aos_proc_tree_settle(aos_proc_tree *tree, int sig, bool root_reaped, size_t *pending);
 
 /* Copies the pids of the processes this tree signalled (at most `cap`) into `pids`
  * and returns how many there are in total. */

@@ -3,10 +3,14 @@
  *
  *   pidfd(pid)              -> handle (opaque, type-tagged, finalizer closes it)
  *   control(handle, value)  -> 0, or the errno name (e.g. 'ESRCH') as a string
+ *   signal(handle, signum)  -> 0, or the errno name: the signal itself, by pidfd
  *   exited(handle)          -> boolean; never blocks
  *   close(handle)           -> releases the pidfd (idempotent)
  *   descendants(pid)        -> number[]: live processes below pid
- *   cgSignal(dir, cgpath, signum) -> number of processes signalled
+ *   cgSignal(dir, cgpath, signum) -> number of processes signalled (the cgroup and
+ *                              every cgroup below it)
+ *   cgRemove(dir, cgpath, waitMs) -> 0, or the errno name: kills what is left in the
+ *                              cgroup and below, removes every directory
  *
  * No descriptor is ever visible to JavaScript. */
 #include "process/scope_napi.h"
@@ -133,6 +137,16 @@ static napi_value aos_scope__control(napi_env env, napi_callback_info info) {
   return aos_scope__errno_value(env, aos_scope_control(h->fd, value));
 }
 
+static napi_value aos_scope__signal(napi_env env, napi_callback_info info) {
+  napi_value argv[2];
+  int sig;
+  if (!aos_scope__args(env, info, argv, 2)) return NULL;
+  aos_scope__pidfd *h = aos_scope__unwrap(env, argv[0]);
+  if (h == NULL || !aos_scope__int(env, argv[1], 1, 64, &sig)) return NULL;
+  if (h->fd < 0) return aos_scope__errno_value(env, -ESRCH);
+  return aos_scope__errno_value(env, aos_scope_pidfd_signal(h->fd, sig));
+}
+
 static napi_value aos_scope__exited(napi_env env, napi_callback_info info) {
   napi_value argv[1];
   if (!aos_scope__args(env, info, argv, 1)) return NULL;
@@ -153,48 +167,68 @@ static napi_value aos_scope__close(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-static napi_value aos_scope__int_array(napi_env env, const int *v, int n) {
-  napi_value arr;
-  AOS_CALL(env, napi_create_array_with_length(env, (size_t)n, &arr), NULL);
-  for (int i = 0; i < n; i++) {
-    napi_value x;
-    AOS_CALL(env, napi_create_int32(env, v[i], &x), NULL);
-    AOS_CALL(env, napi_set_element(env, arr, (uint32_t)i, x), NULL);
-  }
-  return arr;
-}
-
 static napi_value aos_scope__descendants(napi_env env, napi_callback_info info) {
   napi_value argv[1];
   int pid;
   if (!aos_scope__args(env, info, argv, 1) || !aos_scope__int(env, argv[0], 1, 0x7fffffff, &pid)) {
     return NULL;
   }
-  enum { CAP = 65536 };
-  int *pids = malloc(CAP * sizeof *pids);
-  if (pids == NULL) {
+  aos_scope_pids found = {0};
+  if (aos_scope_descendants(pid, &found) < 0) {
+    aos_scope_pids_free(&found);
     napi_throw_error(env, "ERR_AGENT_OS_NOMEM", "out of memory");
     return NULL;
   }
-  int n = aos_scope_descendants(pid, pids, CAP);
-  napi_value arr = aos_scope__int_array(env, pids, n < 0 ? 0 : n);
-  free(pids);
+  napi_value arr;
+  if (napi_create_array_with_length(env, found.n, &arr) != napi_ok) {
+    aos_scope_pids_free(&found);
+    aos_napi_throw_last(env);
+    return NULL;
+  }
+  for (size_t i = 0; i < found.n; i++) {
+    napi_value x;
+    if (napi_create_int32(env, found.v[i], &x) != napi_ok || napi_set_element(env, arr, (uint32_t)i, x) != napi_ok) {
+      aos_scope_pids_free(&found);
+      aos_napi_throw_last(env);
+      return NULL;
+    }
+  }
+  aos_scope_pids_free(&found);
   return arr;
 }
 
-static napi_value aos_scope__cg_signal(napi_env env, napi_callback_info info) {
+/* Two string arguments (a cgroup's directory and its path) and an integer. */
+static bool aos_scope__cg_args(napi_env env, napi_callback_info info, int lo, int hi, char **dir, char **cgpath, int *n) {
   napi_value argv[3];
-  int sig;
-  if (!aos_scope__args(env, info, argv, 3) || !aos_scope__int(env, argv[2], 1, 64, &sig)) return NULL;
+  *dir = *cgpath = NULL;
+  if (!aos_scope__args(env, info, argv, 3) || !aos_scope__int(env, argv[2], lo, hi, n)) return false;
   size_t len;
-  char *dir = aos_napi_get_utf8(env, argv[0], &len);
-  if (dir == NULL) return NULL;
-  char *cgpath = aos_napi_get_utf8(env, argv[1], &len);
-  if (cgpath == NULL) {
-    free(dir);
-    return NULL;
+  *dir = aos_napi_get_utf8(env, argv[0], &len);
+  if (*dir == NULL) return false;
+  *cgpath = aos_napi_get_utf8(env, argv[1], &len);
+  if (*cgpath == NULL) {
+    free(*dir);
+    *dir = NULL;
+    return false;
   }
+  return true;
+}
+
+static napi_value aos_scope__cg_signal(napi_env env, napi_callback_info info) {
+  char *dir, *cgpath;
+  int sig;
+  if (!aos_scope__cg_args(env, info, 1, 64, &dir, &cgpath, &sig)) return NULL;
   int rc = aos_scope_cg_signal(dir, cgpath, sig);
+  free(dir);
+  free(cgpath);
+  return aos_scope__errno_value(env, rc);
+}
+
+static napi_value aos_scope__cg_remove(napi_env env, napi_callback_info info) {
+  char *dir, *cgpath;
+  int wait_ms;
+  if (!aos_scope__cg_args(env, info, 0, 60000, &dir, &cgpath, &wait_ms)) return NULL;
+  int rc = aos_scope_cg_remove(dir, cgpath, wait_ms);
   free(dir);
   free(cgpath);
   return aos_scope__errno_value(env, rc);
@@ -210,10 +244,12 @@ bool aos_scope_napi_register(napi_env env, napi_value exports) {
   AOS_CALL(env, napi_create_object(env, &scope), false);
   if (!aos_napi_set_function(env, scope, "pidfd", aos_scope__pidfd_open, NULL) ||
       !aos_napi_set_function(env, scope, "control", aos_scope__control, NULL) ||
+      !aos_napi_set_function(env, scope, "signal", aos_scope__signal, NULL) ||
       !aos_napi_set_function(env, scope, "exited", aos_scope__exited, NULL) ||
       !aos_napi_set_function(env, scope, "close", aos_scope__close, NULL) ||
       !aos_napi_set_function(env, scope, "descendants", aos_scope__descendants, NULL) ||
       !aos_napi_set_function(env, scope, "cgSignal", aos_scope__cg_signal, NULL) ||
+      !aos_napi_set_function(env, scope, "cgRemove", aos_scope__cg_remove, NULL) ||
       !aos_napi_set_function(env, scope, "kernelSupport", aos_scope__kernel_support, NULL)) {
     return false;
   }

@@ -88,12 +88,15 @@ static int aos_proc__add(aos_proc_tree *t, const aos_proc__wmember *m) {
 }
 
 int aos_proc_tree_open(int pid, unsigned flags, aos_proc_tree **out) {
-  (void)flags;
   *out = NULL;
   if (pid <= 0 || (DWORD)pid == GetCurrentProcessId()) return -EINVAL;
   aos_proc_tree *t = calloc(1, sizeof *t);
   if (t == NULL) return -ENOMEM;
   t->self = GetCurrentProcessId();
+  if (flags & AOS_PROC_REAPED) {
+    *out = t; /* its id may name another process by now; no groups to end here */
+    return 0;
+  }
   aos_proc__wmember root;
   int rc = aos_proc__hold((DWORD)pid, &root);
   if (rc == 0) {
@@ -213,7 +216,23 @@ int aos_proc_tree_signal(aos_proc_tree *tree, int sig, size_t *signalled) {
   return scan_rc;
 }
 
-size_t aos_proc_tree_alive(aos_proc_tree *tree) {
+int aos_proc_is_thread(int id) {
+  if (id <= 0) return 0;
+  /* Process and thread ids come from one pool: an id OpenThread accepts names a
+   * thread, never a process. */
+  HANDLE h = OpenThread(THREAD_QUERY_LIMITED_INFORMATION, FALSE, (DWORD)id);
+  if (h == NULL) return 0;
+  CloseHandle(h);
+  return 1;
+}
+
+unsigned aos_proc_tree_caller(const aos_proc_tree *tree) {
+  (void)tree;
+  return 0; /* a process handle holds every process here */
+}
+
+size_t aos_proc_tree_alive(aos_proc_tree *tree, bool root_reaped) {
+  (void)root_reaped; /* the root's handle tells */
   size_t alive = 0;
   for (size_t i = 0; i < tree->count; i++) {
     aos_proc__wmember *m = &tree->members[i];
@@ -223,12 +242,12 @@ size_t aos_proc_tree_alive(aos_proc_tree *tree) {
   return alive;
 }
 
-int aos_proc_tree_settle(aos_proc_tree *tree, int sig, size_t *pending) {
+int aos_proc_tree_settle(aos_proc_tree *tree, int sig, bool root_reaped, size_t *pending) {
   /* No process groups here: walking once more terminates anything started below a
    * live member since the last walk. */
   size_t signalled = 0;
   int rc = aos_proc_tree_signal(tree, sig, &signalled);
-  *pending = aos_proc_tree_alive(tree);
+  *pending = aos_proc_tree_alive(tree, root_reaped);
   return rc;
 }
 

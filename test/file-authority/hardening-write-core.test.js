@@ -76,6 +76,24 @@ describe('file-authority: the write core alone (C)', function () {
     assert.match(r.stdout, new RegExp(`^counter ${2 * CAS_N} of ${2 * CAS_N} `, 'm'))
   })
 
+  it('an ifVersion write whose target changes between its last check and its exchange is FILE_CHANGED and keeps the change (a chmod, a same-size edit or a grow-and-cut with the mtime set back; in the root and below it)', function () {
+    // The instant is made deterministic: the driver wraps syscall() (ld --wrap) and
+    // makes the change on the core's own RENAME_EXCHANGE call, just before it runs.
+    if (process.platform !== 'linux') this.skip() // RENAME_EXCHANGE and ld's --wrap
+    const cc = hostCompiler()
+    const ivx = path.join(dir, 'ifversion_exchange_test')
+    const built = spawnSync(cc, [...FLAGS, '-D_GNU_SOURCE', '-Wl,--wrap=syscall', '-o', ivx,
+      path.join(__dirname, 'native', 'ifversion_exchange_test.c'), ...CORE], { encoding: 'utf8' })
+    assert.equal(built.status, 0, built.stderr)
+    for (const resolver of ['openat2', 'portable']) {
+      const work = fs.mkdtempSync(path.join(dir, 'ivx-'))
+      const r = spawnSync(ivx, [work], { encoding: 'utf8', env: { ...process.env, WRITE_TEST_RESOLVER: resolver } })
+      fs.rmSync(work, { recursive: true, force: true })
+      assert.equal(r.status, 0, r.stdout + r.stderr)
+      assert.match(r.stdout, /^0 failure\(s\)$/m)
+    }
+  })
+
   it('the fallback without an atomic exchange: the counter race measured (the documented window)', function () {
     const r = run(['cas', String(CAS_N)], { AGENT_OS_FA_NO_RENAMEAT2: '1' })
     const m = /^counter (-?\d+) of (\d+)/m.exec(r.stdout)

@@ -5,8 +5,7 @@
 // anything else INVALID_OPTION), `argument` naming what is at fault, a message that
 // holds no value the caller passed, and, for a Promise, a rejection (never a throw)
 // whose stack names this file's line. Failures decided later (in C, or by node-lock's
-// wait) name the caller's line too. The process subpath's cases are in
-// test/process/mistakes.test.js.
+// wait) name the caller's line too.
 
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
@@ -15,6 +14,8 @@ const path = require('node:path')
 const fa = require('../../lib/file-authority.js')
 const testing = require('../../lib/file-authority-testing.js')
 const lock = require('../../lib/node-lock.js')
+const proc = require('../../lib/process.js')
+const { spawn } = require('node:child_process')
 
 const SECRET = 'zq-secret-7'
 const V = '0'.repeat(96)
@@ -125,6 +126,19 @@ function cases () {
     ['withLock without fn', () => lock.withLock(lockPath()), 'INVALID_OPTION', 'fn'],
     ['withLock with { retries }', () => lock.withLock(lockPath(), () => 1, { retries: 3 }), 'INVALID_OPTION', 'options.retries']
   ]) out.push([title, 'node-lock', call, code, argument])
+  // process
+  const child = () => spawn(process.execPath, ['-e', ''], { stdio: 'ignore' })
+  for (const [title, call, code, argument] of [
+    ['killProcessTree with { timeout }', () => proc.killProcessTree(child(), { timeout: 5 }), 'INVALID_OPTION', 'options.timeout'],
+    ['killProcessTree with a signal number', () => proc.killProcessTree(child(), { signal: 15 }), 'INVALID_OPTION', 'options.signal'],
+    ["killProcessTree with 'TERM'", () => proc.killProcessTree(child(), { signal: 'TERM' }), 'INVALID_OPTION', 'options.signal'],
+    ['killProcessTree with graceMs as a string', () => proc.killProcessTree(child(), { graceMs: '100' }), 'INVALID_OPTION', 'options.graceMs'],
+    ['killProcessTree with a string target', () => proc.killProcessTree(String(process.pid + 1)), 'INVALID_OPTION', 'target'],
+    ['killProcessTree with its own pid', () => proc.killProcessTree(process.pid), 'INVALID_OPTION', 'target'],
+    ['killProcessTree with swapped arguments', () => proc.killProcessTree({ graceMs: 5 }, child()), 'INVALID_OPTION', 'target'],
+    ['openProcessScope with an unknown option', () => proc.openProcessScope({ backend: 'cgroup' }), 'INVALID_OPTION', 'options.backend'],
+    ['openProcessScope with options a string', () => proc.openProcessScope('cgroup'), 'INVALID_OPTION', 'options']
+  ]) out.push([title, 'process', call, code, argument])
   return out
 }
 
@@ -149,7 +163,7 @@ describe('package: the mistakes a new user makes', function () {
   for (const [title, subpath, call, code, argument] of cases()) {
     it(`${title}: ${code} (${argument})`, async function () {
       const { err, here, sync } = await failure(call)
-      const Class = subpath === 'node-lock' ? lock.NodeLockError : fa.FileAuthorityError
+      const Class = subpath === 'node-lock' ? lock.NodeLockError : subpath === 'process' ? proc.ProcessTreeError : fa.FileAuthorityError
       assert.ok(err instanceof Class, String(err && err.stack))
       assert.equal(err.code, code)
       assert.equal(err.argument, argument)
@@ -200,6 +214,22 @@ describe('package: the mistakes a new user makes', function () {
       guard.release()
       assert.equal(err.code, 'LOCK_TIMEOUT')
       assert.ok(err.stack.split('\n').some((l) => l.includes(`mistakes.test.js:${line}:`)), err.stack)
+    })
+
+    it('process: a scope refuses spawn and kill options it does not know, on its backend', async function () {
+      const scope = await proc.openProcessScope()
+      try {
+        assert.throws(() => scope.spawn(process.execPath, ['-e', ''], { stdio: 'ignore', timeoutMs: 5 }),
+          (e) => e instanceof TypeError && e.code === 'INVALID_OPTION' && e.argument === 'options.timeoutMs' && e.operation === 'spawn')
+        let err
+        const line = lineOf(new Error('the next line awaits')) + 1
+        try { await scope.kill({ grace: 5 }) } catch (e) { err = e }
+        assert.equal(err.code, 'INVALID_OPTION')
+        assert.equal(err.argument, 'options.grace')
+        assert.ok(err.stack.split('\n').some((l) => l.includes(`mistakes.test.js:${line}:`)), err.stack)
+      } finally {
+        await scope.close()
+      }
     })
 
     it("a caller's own error thrown by withLock's fn keeps its own stack", async function () {

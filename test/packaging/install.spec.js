@@ -6,7 +6,10 @@
 //    the process-scope helper program ships beside it, so a scope gets the `cgroup` or
 //    `subreaper` backend (not `tree`) and holds a background job its shell left;
 //  - without prebuilds, the install compiles from source, offline: node-gyp is given
-//    the running Node's own headers and downloads nothing.
+//    the running Node's own headers and downloads nothing;
+//  - under umask 002 (directories npm and node-gyp make are group-writable then) both
+//    installs pick the same scope backend as under 022: the install gives the helper
+//    program and its directory the modes the package checks before running it.
 
 const assert = require('node:assert/strict')
 const { spawnSync } = require('node:child_process')
@@ -104,9 +107,21 @@ function loadEverySubpath (dir, env) {
   return out
 }
 
+// Runs npm with `umask` in effect (through sh, which the bare PATH has too).
+function npmUnder (umask, args, opts) {
+  return sh('sh', ['-c', `umask ${umask} && exec npm "$@"`, 'sh', ...args], opts)
+}
+
+// The helper's mode and its directory's, as installed (Linux).
+function helperModes (installed, sub) {
+  const file = path.join(installed, sub, 'agent_os_scope_helper')
+  return { file: fs.statSync(file).mode & 0o777, dir: fs.statSync(path.dirname(file)).mode & 0o777 }
+}
+
 describe('packaging: the published tarball', function () {
   this.timeout(900000)
   let tmp, withPrebuilds, withoutPrebuilds
+  let backend022 // the scope backend of the install under umask 022
 
   before(function () {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-os-pack-'))
@@ -147,16 +162,33 @@ describe('packaging: the published tarball', function () {
       assert.notEqual(sh('sh', ['-c', `command -v ${tool}`], { env: { PATH: bin } }).status, 0, `${tool} must not be on PATH`)
     }
     const env = { PATH: bin, HOME: process.env.HOME, npm_config_cache: process.env.npm_config_cache || path.join(os.homedir(), '.npm') }
-    must(sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', withPrebuilds.file], { cwd: dir, env }), 'npm install')
+    must(npmUnder('022', ['install', '--no-audit', '--no-fund', '--prefer-offline', withPrebuilds.file], { cwd: dir, env }), 'npm install')
     const installed = path.join(dir, 'node_modules', '@scope', 'agent-os')
     assert.ok(!fs.existsSync(path.join(installed, 'build')), 'no build/ directory: nothing was compiled')
     const out = loadEverySubpath(dir, env)
+    backend022 = out.backend
     assert.match(out.binding, /prebuilds/)
     for (const s of SUBPATHS) assert.ok(out[s] > 0, s)
     if (process.platform === 'linux') {
       const helper = path.join(installed, 'prebuilds', `linux-${process.arch}`, 'agent_os_scope_helper')
       assert.equal(fs.statSync(helper).mode & 0o111, 0o111, 'the helper installs executable')
     }
+  })
+
+  it('installs from the tarball with prebuilds under umask 002 and picks the same scope backend as under 022', function () {
+    if (process.platform === 'win32') this.skip() // mode bits: POSIX
+    if (backend022 === undefined) this.skip() // the install above failed
+    const dir = project(tmp, 'with-prebuilds-umask-002')
+    const env = { PATH: path.join(tmp, 'bare-bin'), HOME: process.env.HOME, npm_config_cache: process.env.npm_config_cache || path.join(os.homedir(), '.npm'), NODE_DEBUG: 'agent-os' }
+    must(npmUnder('002', ['install', '--no-audit', '--no-fund', '--prefer-offline', withPrebuilds.file], { cwd: dir, env }), 'npm install')
+    const installed = path.join(dir, 'node_modules', '@scope', 'agent-os')
+    if (process.platform === 'linux') {
+      const modes = helperModes(installed, path.join('prebuilds', `linux-${process.arch}`))
+      assert.equal(modes.file & 0o022, 0, 'the helper is writable by group or others')
+      assert.equal(modes.dir & 0o022, 0, 'its directory is writable by group or others')
+    }
+    const out = loadEverySubpath(dir, env)
+    assert.equal(out.backend, backend022)
   })
 
   // The consumer installed above has no @types/node (nor any @types): every subpath
@@ -182,12 +214,19 @@ describe('packaging: the published tarball', function () {
     fs.mkdirSync(devdir)
     // node-gyp would download headers into devdir; it must not need to.
     const env = { ...process.env, npm_config_devdir: devdir }
-    must(sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', withoutPrebuilds.file], { cwd: dir, env }), 'npm install')
+    // Under umask 002: the directories node-gyp makes (build/Release) are
+    // group-writable, and the install must settle the helper's modes all the same.
+    must(npmUnder('002', ['install', '--no-audit', '--no-fund', '--prefer-offline', withoutPrebuilds.file], { cwd: dir, env }), 'npm install')
     const installed = path.join(dir, 'node_modules', '@scope', 'agent-os')
     assert.ok(fs.existsSync(path.join(installed, 'build', 'Release', 'agent_os.node')), 'compiled from source')
     assert.deepEqual(fs.readdirSync(devdir), [], 'no Node headers were downloaded')
     const out = loadEverySubpath(dir, env)
     assert.match(out.binding, /build/)
     for (const s of SUBPATHS) assert.ok(out[s] > 0, s)
+    if (process.platform === 'linux') {
+      const modes = helperModes(installed, path.join('build', 'Release'))
+      assert.equal((modes.file | modes.dir) & 0o022, 0, 'the helper or its directory is writable by group or others')
+      if (backend022 !== undefined) assert.equal(out.backend, backend022, 'a source install under umask 002 picks another backend')
+    }
   })
 })

@@ -33,4 +33,23 @@ describe('process scope: C core alone', function () {
       fs.rmSync(dir, { recursive: true, force: true })
     }
   })
+
+  it('a plain subreaper\'s walk never signals a listed pid that was reaped and given to a stranger before its pidfd was taken', function () {
+    this.timeout(60000)
+    if (process.getuid() !== 0 || spawnSync('unshare', ['--version']).status !== 0) this.skip() // ns_last_pid: root, in a pid namespace
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'aos-scope-reuse-'))
+    try {
+      const exe = path.join(dir, 'reuse')
+      execFileSync('cc', ['-std=c11', '-Wall', '-Wextra', '-Werror', '-D_GNU_SOURCE', '-I', path.join(root, 'src'),
+        path.join(__dirname, 'reuse.c'), path.join(root, 'src/process/scope_linux.c'), '-o', exe])
+      const out = execFileSync('unshare', ['--pid', '--fork', '--mount-proc', exe], { encoding: 'utf8' })
+      if (out.startsWith('skip:')) {
+        this.test.title += ` [skipped: ${out.slice(6).trim()}]`
+        this.skip()
+      }
+      assert.equal(out, 'ok\n')
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
 })

@@ -7,20 +7,30 @@ const fs = require('node:fs')
 const path = require('node:path')
 const crypto = require('node:crypto')
 
-const MODULE = path.join(__dirname, '..', '..', 'lib', 'internal', 'process-scope.js')
+const INTERNAL = path.join(__dirname, '..', '..', 'lib', 'internal')
+const MODULE = path.join(INTERNAL, 'process-scope.js')
+// The modules whose switches and findings (helper, cgroup, namespaces) are read once.
+const FRESH = ['process-scope.js', 'process-host.js'].map((f) => path.join(INTERNAL, f))
 
 /** The scope module as loaded with AGENT_OS_PROCESS_SCOPE_BACKEND=backend (the switch
- * is read once at load, so the module is loaded afresh). */
-function loadWithBackend (backend) {
-  const saved = process.env.AGENT_OS_PROCESS_SCOPE_BACKEND
-  process.env.AGENT_OS_PROCESS_SCOPE_BACKEND = backend
-  delete require.cache[MODULE]
+ * is read once at load, so the module is loaded afresh), and `extra` environment
+ * variables set while it loads (the other private switches). */
+function loadWithBackend (backend, extra = {}) {
+  const env = { AGENT_OS_PROCESS_SCOPE_BACKEND: backend, ...extra }
+  const saved = {}
+  for (const [k, v] of Object.entries(env)) {
+    saved[k] = process.env[k]
+    process.env[k] = v
+  }
+  for (const f of FRESH) delete require.cache[f]
   try {
     return require(MODULE)
   } finally {
-    delete require.cache[MODULE]
-    if (saved === undefined) delete process.env.AGENT_OS_PROCESS_SCOPE_BACKEND
-    else process.env.AGENT_OS_PROCESS_SCOPE_BACKEND = saved
+    for (const f of FRESH) delete require.cache[f]
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k]
+      else process.env[k] = v
+    }
   }
 }
 

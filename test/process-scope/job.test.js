@@ -144,7 +144,28 @@ describe('process scope, job backend (Windows)', function () {
     // shell: true runs cmd.exe /d /s /c "<line>", as spawn does.
     const viaShell = await read(scope.spawn(`"${node}" -e "${script.replace(/"/g, '\\"')}" a b`, [], { ...opts, shell: true }))
     assert.deepEqual(viaShell[0], ['a', 'b'])
-    assert.deepEqual(await h.exited(scope.spawn('no-such-command-aos', [], { stdio: 'ignore' })), [127, null])
+  })
+
+  it('a command that is not found (or a missing cwd) fails as spawn fails: \'error\' ENOENT, no \'exit\', nothing naming the helper', async function () {
+    const failure = (child) => new Promise((resolve) => {
+      let exited = false
+      child.once('exit', () => { exited = true })
+      child.once('error', (err) => setTimeout(() => resolve({
+        code: err.code, syscall: err.syscall, path: err.path, spawnargs: err.spawnargs, message: err.message, exitCode: child.exitCode, exited
+      }), 50))
+    })
+    const cases = [
+      ['no-such-command-aos', ['a']],
+      [path.join(marks.dir, 'missing.exe'), []],
+      [node, ['-e', '0'], { cwd: path.join(marks.dir, 'no-such-dir') }]
+    ]
+    for (const [command, args, extra] of cases) {
+      const ours = await failure(scope.spawn(command, args, { stdio: 'ignore', ...extra }))
+      const theirs = await failure(spawn(command, args, { stdio: 'ignore', ...extra }))
+      assert.deepEqual(ours, theirs, command)
+      assert.equal(ours.code, 'ENOENT')
+      assert.ok(!/agent_os|scope_helper/.test(JSON.stringify(ours)), 'the error names the helper')
+    }
   })
 
   it('ChildProcess.kill ends the helper only; the command stays in the scope until scope.kill', async function () {

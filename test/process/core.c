@@ -53,7 +53,7 @@ static pid_t spawn_pair(int own_group, int ready[2]) {
 
 static int wait_gone(aos_proc_tree *t) {
   for (int i = 0; i < 2000; i++) {
-    if (aos_proc_tree_alive(t) == 0) return 1;
+    if (aos_proc_tree_alive(t, false) == 0) return 1;
     nap();
   }
   return 0;

@@ -56,6 +56,41 @@ describe('process: killProcessTree(pid) and errors', function () {
     await killProcessTree(child.pid, { graceMs: 0 })
   })
 
+  it('the id of a thread that is not its process\'s main thread is INVALID_OPTION (kill(2) of it would end the whole process)', async function () {
+    if (process.platform !== 'linux') this.skip() // thread ids read from /proc/<pid>/task
+    const child = spawn(process.execPath, ['-e',
+      'new (require("node:worker_threads").Worker)("setInterval(() => {}, 1000)", { eval: true }); setInterval(() => {}, 1000)'],
+    { stdio: 'ignore' })
+    try {
+      await once(child, 'spawn')
+      const { PROC } = require('./helpers.js')
+      let tids = []
+      for (let i = 0; i < 200 && tids.length === 0; i++) {
+        tids = require('node:fs').readdirSync(`${PROC}/${child.pid}/task`).map(Number).filter((t) => t !== child.pid)
+        if (tids.length === 0) await new Promise((resolve) => setTimeout(resolve, 10))
+      }
+      assert.ok(tids.length > 0, 'the child has threads besides its main one')
+      for (const tid of tids) {
+        const err = await killProcessTree(tid, { graceMs: 0 }).then(() => assert.fail('resolved'), (e) => e)
+        assert.equal(err.code, 'INVALID_OPTION')
+        assert.equal(err.argument, 'target')
+        assert.match(err.message, /^killProcessTree failed: INVALID_OPTION: target must be a process id, not the id of a thread/)
+        const lookalike = { pid: tid, exitCode: null, signalCode: null, once () {}, removeListener () {} }
+        const err2 = await killProcessTree(lookalike, { graceMs: 0 }).then(() => assert.fail('resolved'), (e) => e)
+        assert.deepEqual([err2.code, err2.argument], ['INVALID_OPTION', 'target.pid'])
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      assert.equal(child.exitCode, null)
+      assert.equal(child.signalCode, null, 'the process of the thread was signalled')
+      // Its main thread's id is the process: that is a valid target.
+      await killProcessTree(child.pid, { graceMs: 2000 })
+      if (child.signalCode === null) await once(child, 'exit')
+      assert.equal(child.signalCode, 'SIGTERM')
+    } finally {
+      child.kill('SIGKILL')
+    }
+  })
+
   it('0, negative, non-integer, too large, the own pid and 1 are INVALID_OPTION naming `target`', async function () {
     for (const pid of [0, -5, 1.5, NaN, Infinity, 2 ** 31, process.pid, 1]) {
       let p

@@ -51,6 +51,23 @@ function alive (pid) {
   }
 }
 
+// Processes still running whose working directory is `dir` (Linux). Every process a
+// test starts runs there; a pid a command writes is not enough on Linux, where a
+// scope's commands run in a PID namespace of their own and see their pids there.
+function runningIn (dir) {
+  const real = fs.realpathSync(dir)
+  const out = []
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      if (fs.readlinkSync(`/proc/${name}/cwd`) !== real) continue
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8')
+      if (stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z') out.push(Number(name))
+    } catch {}
+  }
+  return out
+}
+
 async function until (predicate) {
   while (!predicate()) await new Promise((resolve) => setTimeout(resolve, 20))
 }
@@ -63,14 +80,22 @@ describe('examples/exact-process', function () {
   })
   afterEach(function () {
     // Never leave a stray process behind, whatever a failed assertion left running.
+    if (process.platform === 'linux') {
+      leftovers.splice(0)
+      for (const pid of runningIn(cwd)) process.kill(pid, 'SIGKILL')
+    }
     for (const pid of leftovers.splice(0)) if (alive(pid)) process.kill(pid, 'SIGKILL')
     // Windows: a command that just ended may hold its working directory for a moment.
     fs.rmSync(cwd, { recursive: true, force: true, maxRetries: process.platform === 'win32' ? 20 : 0, retryDelay: 100 })
   })
-  const grandchildPid = () => {
-    const pid = Number(fs.readFileSync(path.join(cwd, 'grandchild.pid'), 'utf8'))
+  // Whether the process that wrote its pid to `file` in the test's directory still
+  // runs: on Linux, whether any process the test started still runs there (see
+  // runningIn); elsewhere, by that pid.
+  const stillRunning = (file) => {
+    const pid = Number(fs.readFileSync(path.join(cwd, file), 'utf8'))
+    if (process.platform === 'linux') return runningIn(cwd).length > 0
     leftovers.push(pid)
-    return pid
+    return alive(pid)
   }
 
   it('runs the argv exactly, with only the given environment, in the given directory', async function () {
@@ -120,8 +145,7 @@ describe('examples/exact-process', function () {
     assert.equal(result.reason, 'timed-out')
     // The grandchild was running before the timeout (it wrote its pid once its SIGTERM
     // handler was in place), and it is gone now that the promise has settled.
-    const pid = grandchildPid()
-    assert.equal(alive(pid), false, `grandchild ${pid} survived`)
+    assert.equal(stillRunning('grandchild.pid'), false, 'the grandchild survived')
     assert.equal(alive(result.pid), false)
   })
 
@@ -129,14 +153,13 @@ describe('examples/exact-process', function () {
     const controller = new AbortController()
     const running = runExact({ argv: [NODE, FORKER], env: {}, cwd, timeoutMs: 60000, signal: controller.signal, graceMs: 200 })
     await until(() => fs.existsSync(path.join(cwd, 'grandchild.pid')))
-    const pid = grandchildPid()
-    assert.equal(alive(pid), true)
+    assert.equal(stillRunning('grandchild.pid'), true)
     controller.abort()
     const result = await running
     assert.equal(result.reason, 'aborted')
     // The command itself obeyed SIGTERM; Windows has no signals (it was terminated).
     assert.equal(result.signal, process.platform === 'win32' ? null : 'SIGTERM')
-    assert.equal(alive(pid), false, `grandchild ${pid} survived`)
+    assert.equal(stillRunning('grandchild.pid'), false, 'the grandchild survived')
   })
 
   it('on timeout also ends a background job whose shell already exited and a double-forked daemon (Linux scopes)', async function () {
@@ -150,11 +173,7 @@ describe('examples/exact-process', function () {
     const script = 'sleep 1000 & echo $! > job.pid; (setsid sh -c \'echo $$ > daemon.pid; exec sleep 1000\' &); exec sleep 1000'
     const result = await runExact({ argv: ['/bin/sh', '-c', script], env: { PATH: process.env.PATH }, cwd, timeoutMs: 1500, graceMs: 200 })
     assert.equal(result.reason, 'timed-out')
-    for (const file of ['job.pid', 'daemon.pid']) {
-      const pid = Number(fs.readFileSync(path.join(cwd, file), 'utf8'))
-      leftovers.push(pid)
-      assert.equal(alive(pid), false, `${file}: ${pid} survived`)
-    }
+    for (const file of ['job.pid', 'daemon.pid']) assert.equal(stillRunning(file), false, `${file}: it survived`)
   })
 
   it('a background job left by a command that exited normally is ended before the result is returned', async function () {
@@ -165,9 +184,7 @@ describe('examples/exact-process', function () {
     }
     const result = await runExact({ argv: ['/bin/sh', '-c', 'sleep 1000 & echo $! > job.pid; exit 0'], env: { PATH: process.env.PATH }, cwd, timeoutMs: 20000 })
     assert.equal(result.reason, 'exited')
-    const pid = Number(fs.readFileSync(path.join(cwd, 'job.pid'), 'utf8'))
-    leftovers.push(pid)
-    assert.equal(alive(pid), false)
+    assert.equal(stillRunning('job.pid'), false)
   })
 
   it('an AbortSignal already aborted starts nothing', async function () {
