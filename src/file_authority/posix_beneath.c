@@ -225,6 +225,7 @@ int aos_fa_beneath_file(const aos_fa_root *root, int dir, const char *name, int 
  * check is the path checks alone. */
 #ifdef __linux__
 #include <pthread.h>
+#include <stdlib.h>
 #include <sys/inotify.h>
 
 /* One inotify instance per thread, made on first use and closed when the thread ends:
@@ -236,23 +237,39 @@ static pthread_key_t aos_fa__watch_key;
 static pthread_once_t aos_fa__watch_once = PTHREAD_ONCE_INIT;
 static bool aos_fa__watch_key_ok;
 
+/* A thread's instance and what the events read on it so far said and nobody asked yet
+ * (a directory moved, a file written or its metadata changed). Kept with the thread's
+ * key, not in a thread-local variable: the binding is loaded with dlopen and its
+ * prebuilds carry no TLS segment (test/packaging/prebuilds.spec.js). */
+typedef struct {
+  int fd;
+  unsigned seen;
+} aos_fa__watch_state;
+#define AOS_FA__SEEN_MOVED 1u
+#define AOS_FA__SEEN_CHANGED 2u
+
 static void aos_fa__watch_release(void *v) {
-  int w = (int)(intptr_t)v - 1;
-  if (w >= 0) close(w);
+  aos_fa__watch_state *ws = v;
+  if (ws == NULL) return;
+  close(ws->fd);
+  free(ws);
 }
 
 static void aos_fa__watch_key_init(void) {
   aos_fa__watch_key_ok = pthread_key_create(&aos_fa__watch_key, aos_fa__watch_release) == 0;
 }
 
-/* What the events read so far on this thread said and nobody asked yet. */
-#define AOS_FA__SEEN_MOVED 1u
-#define AOS_FA__SEEN_CHANGED 2u
-static _Thread_local unsigned aos_fa__seen;
+/* This thread's state, when its instance is `w` (NULL otherwise). */
+static aos_fa__watch_state *aos_fa__watch_state_of(int w) {
+  if (!aos_fa__watch_key_ok || w < 0) return NULL;
+  aos_fa__watch_state *ws = pthread_getspecific(aos_fa__watch_key);
+  return ws != NULL && ws->fd == w ? ws : NULL;
+}
 
-/* Reads and drops every queued event, noting what they say (a directory moved, a file
- * written or its metadata changed; events lost count as both). */
+/* Reads and drops every queued event, noting what they say (events lost count as
+ * both). */
 static void aos_fa__watch_drain(int w) {
+  aos_fa__watch_state *ws = aos_fa__watch_state_of(w);
   char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
   for (;;) {
     ssize_t n;
@@ -263,8 +280,9 @@ static void aos_fa__watch_drain(int w) {
     for (char *p = buf; p < buf + n;) {
       const struct inotify_event *ev = (const struct inotify_event *)p;
       p += sizeof *ev + ev->len;
-      if (ev->mask & (IN_MOVE_SELF | IN_Q_OVERFLOW)) aos_fa__seen |= AOS_FA__SEEN_MOVED;
-      if (ev->mask & (IN_MODIFY | IN_ATTRIB | IN_Q_OVERFLOW)) aos_fa__seen |= AOS_FA__SEEN_CHANGED;
+      if (ws == NULL) continue;
+      if (ev->mask & (IN_MOVE_SELF | IN_Q_OVERFLOW)) ws->seen |= AOS_FA__SEEN_MOVED;
+      if (ev->mask & (IN_MODIFY | IN_ATTRIB | IN_Q_OVERFLOW)) ws->seen |= AOS_FA__SEEN_CHANGED;
     }
   }
 }
@@ -272,20 +290,22 @@ static void aos_fa__watch_drain(int w) {
 int aos_fa_watch_open(void) {
   pthread_once(&aos_fa__watch_once, aos_fa__watch_key_init);
   if (!aos_fa__watch_key_ok) return -1;
-  int w = (int)(intptr_t)pthread_getspecific(aos_fa__watch_key) - 1;
-  if (w >= 0) {
-    aos_fa__watch_drain(w); /* earlier calls' leftovers */
-    aos_fa__seen = 0;
-    return w;
+  aos_fa__watch_state *ws = pthread_getspecific(aos_fa__watch_key);
+  if (ws != NULL) {
+    aos_fa__watch_drain(ws->fd); /* earlier calls' leftovers */
+    ws->seen = 0;
+    return ws->fd;
   }
-  aos_fa__seen = 0;
-  w = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-  if (w < 0) return -1;
-  if (pthread_setspecific(aos_fa__watch_key, (void *)(intptr_t)(w + 1)) != 0) {
-    close(w);
+  ws = malloc(sizeof *ws);
+  if (ws == NULL) return -1;
+  ws->seen = 0;
+  ws->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (ws->fd < 0 || pthread_setspecific(aos_fa__watch_key, ws) != 0) {
+    if (ws->fd >= 0) close(ws->fd);
+    free(ws);
     return -1;
   }
-  return w;
+  return ws->fd;
 }
 
 int aos_fa_watch_add(int w, int dir) {
@@ -299,8 +319,11 @@ int aos_fa_watch_add(int w, int dir) {
 bool aos_fa_watch_moved(int w) {
   if (w < 0) return false;
   aos_fa__watch_drain(w);
-  bool moved = (aos_fa__seen & AOS_FA__SEEN_MOVED) != 0;
-  aos_fa__seen &= ~AOS_FA__SEEN_MOVED;
+  aos_fa__watch_state *ws = aos_fa__watch_state_of(w);
+  /* Without this thread's state the events could not be told: count as moved. */
+  if (ws == NULL) return true;
+  bool moved = (ws->seen & AOS_FA__SEEN_MOVED) != 0;
+  ws->seen &= ~AOS_FA__SEEN_MOVED;
   return moved;
 }
 
@@ -315,8 +338,10 @@ int aos_fa_watch_add_file(int w, int fd) {
 bool aos_fa_watch_changed(int w) {
   if (w < 0) return false;
   aos_fa__watch_drain(w);
-  bool changed = (aos_fa__seen & AOS_FA__SEEN_CHANGED) != 0;
-  aos_fa__seen &= ~AOS_FA__SEEN_CHANGED;
+  aos_fa__watch_state *ws = aos_fa__watch_state_of(w);
+  if (ws == NULL) return true;
+  bool changed = (ws->seen & AOS_FA__SEEN_CHANGED) != 0;
+  ws->seen &= ~AOS_FA__SEEN_CHANGED;
   return changed;
 }
 
