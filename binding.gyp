@@ -73,6 +73,7 @@
             "src/file_authority/win32_remove.c",
             "src/file_authority/win32_mkdir.c",
             "src/file_authority/win32_rename.c",
+            "src/file_authority/win32_list.c",
             "src/file_authority/win32_tree.c",
             "src/file_authority/win32_append.c",
             "src/node_lock/win32.c",

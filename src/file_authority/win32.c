@@ -498,56 +498,6 @@ int aos_fa_read_range(const aos_fa_root *root, const char *const *segs, size_t c
   return 0;
 }
 
-/* -------------------------------------------------------------------- list */
-
-void aos_fa_listing_free(aos_fa_listing *listing) {
-  if (listing->entries != NULL) {
-    for (size_t i = 0; i < listing->count; i++) free(listing->entries[i].name);
-    free(listing->entries);
-  }
-  listing->entries = NULL;
-  listing->count = 0;
-  listing->omitted = 0;
-}
-
-/* With stats: each entry of `out` given room for its stat (a new allocation, the name
- * copied), then looked at relative to the listed directory's handle as aos_fa_stat
- * looks (aos_fa__stat_entries); one gone meanwhile is left out. */
-static int aos_fa__list_stats(HANDLE dir, aos_fa_listing *out, aos_fa_status *st) {
-  for (size_t i = 0; i < out->count; i++) {
-    aos_fa_entry *en = &out->entries[i];
-    aos_fa_entry moved;
-    if (!aos_fa_entry_init(&moved, en->name, en->len, en->kind, true)) return aos_fa_fail(st, AOS_FA_HOST_IO, ENOMEM, -1);
-    free(en->name);
-    *en = moved;
-  }
-  return aos_fa__stat_entries(dir, out->entries, &out->count, st);
-}
-
-int aos_fa_list(const aos_fa_root *root, const char *const *segs, size_t count, bool with_stats,
-                aos_fa_listing *out, aos_fa_status *st) {
-  memset(out, 0, sizeof *out);
-  int fd;
-  int r = aos_fa_walk(root, segs, count, AOS_FA_WALK_LIST, &fd, st);
-  if (r != 0) return r;
-  int at = count == 0 ? -1 : (int)count - 1;
-  size_t omitted = 0;
-  int e = aos_fa__read_dir(AOS_FA__H(fd), out, &omitted);
-  if (e == 0 && with_stats && aos_fa__list_stats(AOS_FA__H(fd), out, st) != 0) {
-    CloseHandle(AOS_FA__H(fd));
-    aos_fa_listing_free(out);
-    return st->kind == AOS_FA_HOST_IO ? aos_fa_fail(st, AOS_FA_HOST_IO, st->err, at) : -EIO;
-  }
-  CloseHandle(AOS_FA__H(fd));
-  if (e != 0) {
-    aos_fa_listing_free(out);
-    return aos_fa_fail(st, AOS_FA_HOST_IO, e, at);
-  }
-  out->omitted = omitted;
-  aos_fa_status_ok(st);
-  return 0;
-}
-
 /* ------------------------------------------------------------------- write */
 
 static void aos_fa__temp_name(char name[48]) {

@@ -5,6 +5,7 @@
 #define AOS_FILE_AUTHORITY_WIN32_H
 
 #include "file_authority/fa.h"
+#include "file_authority/tree.h"
 
 #include <windows.h>
 #include <winternl.h>
@@ -104,9 +105,13 @@ int aos_fa__stat_at(HANDLE dir, const char *name, aos_fa_stat_info *out);
  * a failure with *st filled (no segment index). */
 int aos_fa__stat_entries(HANDLE dir, aos_fa_entry *entries, size_t *count, aos_fa_status *st);
 
-/* win32_tree.c: reads the directory `h` from its current enumeration position into
+/* win32_list.c: reads the directory `h` from its current enumeration position into
  * *out, unsorted, without "." and ".."; names that are not well-formed UTF-16 are
  * counted in *omitted. 0 or an errno (out freed on failure). */
 int aos_fa__read_dir(HANDLE h, aos_fa_listing *out, size_t *omitted);
+/* win32_list.c: fn(ctx, name, len, kind) for each entry of `h` from its enumeration
+ * position but "." and ".." (a name with no UTF-8 form: counted in *omitted, or with
+ * omitted NULL passed as fn(ctx, NULL, 0, ...)). 0 or an errno. */
+int aos_fa__scan_dir(HANDLE h, aos_fa_scan_fn fn, void *ctx, size_t *omitted);
 
 #endif

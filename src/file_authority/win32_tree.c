@@ -1,5 +1,5 @@
-/* file-authority: reading a directory, for list and for the walk's host calls
- * (Windows; the walk itself is tree.c). */
+/* file-authority: the walk's host calls on Windows (the walk itself is tree.c; reading
+ * a directory is win32_list.c's). */
 #include "file_authority/fa.h"
 #include "file_authority/tree.h"
 #include "file_authority/win32.h"
@@ -8,91 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Scans the directory `h` from its enumeration position: fn(ctx, name, kind) for each
- * entry but "." and "..", its name as UTF-8; a name that is not well-formed UTF-16 has
- * no UTF-8 form: counted in *omitted, or (omitted NULL) passed as fn(ctx, NULL, 0, ...).
- * 0 or an errno. */
-static int aos_fa__scan(HANDLE h, aos_fa_scan_fn fn, void *ctx, size_t *omitted) {
-  enum { BUF = 64 * 1024 };
-  uint8_t *buf = malloc(BUF);
-  char *name = malloc(AOS_FA_MAX_SEGMENT_BYTES * 3 + 4);
-  if (buf == NULL || name == NULL) {
-    free(buf);
-    free(name);
-    return ENOMEM;
-  }
-  int r = 0;
-  while (r == 0) {
-    if (!GetFileInformationByHandleEx(h, FileIdBothDirectoryInfo, buf, BUF)) {
-      DWORD e = GetLastError();
-      if (e != ERROR_NO_MORE_FILES) r = aos_fa__win32_errno(e);
-      break;
-    }
-    size_t off = 0;
-    for (;;) {
-      FILE_ID_BOTH_DIR_INFO *info = (FILE_ID_BOTH_DIR_INFO *)(buf + off);
-      int wlen = (int)(info->FileNameLength / sizeof(WCHAR));
-      const WCHAR *w = info->FileName;
-      bool dot = (wlen == 1 && w[0] == L'.') || (wlen == 2 && w[0] == L'.' && w[1] == L'.');
-      if (!dot) {
-        int n = WideCharToMultiByte(CP_UTF8, WC_ERR_INVALID_CHARS, w, wlen, name,
-                                    AOS_FA_MAX_SEGMENT_BYTES * 3 + 3, NULL, NULL);
-        if (n <= 0) {
-          /* not well-formed UTF-16: no UTF-8 name exists for it */
-          if (omitted != NULL) (*omitted)++;
-          else r = fn(ctx, NULL, 0, AOS_FA_KIND_OTHER);
-          if (r != 0) break;
-        } else {
-          aos_fa_entry_kind kind = AOS_FA_KIND_FILE;
-          if (info->FileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) {
-            kind = AOS_FA_KIND_SYMLINK;
-          } else if (info->FileAttributes & FILE_ATTRIBUTE_DIRECTORY) {
-            kind = AOS_FA_KIND_DIRECTORY;
-          } else if (info->FileAttributes & FILE_ATTRIBUTE_DEVICE) {
-            kind = AOS_FA_KIND_OTHER;
-          }
-          name[n] = '\0';
-          r = fn(ctx, name, (size_t)n, kind);
-          if (r != 0) break;
-        }
-      }
-      if (info->NextEntryOffset == 0) break;
-      off += info->NextEntryOffset;
-    }
-  }
-  free(name);
-  free(buf);
-  return r;
-}
-
-typedef struct {
-  aos_fa_listing *out;
-  size_t cap;
-} aos_fa__collect;
-
-static int aos_fa__collect_one(void *ctx, const char *name, size_t len, aos_fa_entry_kind kind) {
-  aos_fa__collect *c = ctx;
-  aos_fa_listing *out = c->out;
-  if (out->count == c->cap) {
-    size_t ncap = c->cap == 0 ? 16 : c->cap * 2;
-    aos_fa_entry *ne = realloc(out->entries, ncap * sizeof *ne);
-    if (ne == NULL) return ENOMEM;
-    out->entries = ne;
-    c->cap = ncap;
-  }
-  if (!aos_fa_entry_init(&out->entries[out->count], name, len, kind, false)) return ENOMEM;
-  out->count++;
-  return 0;
-}
-
-int aos_fa__read_dir(HANDLE h, aos_fa_listing *out, size_t *omitted) {
-  memset(out, 0, sizeof *out);
-  aos_fa__collect c = {out, 0};
-  int r = aos_fa__scan(h, aos_fa__collect_one, &c, omitted);
-  if (r != 0) aos_fa_listing_free(out);
-  return r;
-}
-
 /* ---- the walk's host calls (tree.h; the walk itself is tree.c). A child directory is
  * opened with NtCreateFile relative to its parent's handle (FILE_DIRECTORY_FILE |
  * FILE_OPEN_REPARSE_POINT), so a reparse point is never followed (listed as a link,
@@ -100,7 +15,7 @@ int aos_fa__read_dir(HANDLE h, aos_fa_listing *out, size_t *omitted) {
  * to the same handle. */
 
 int aos_fa_tree_scan(int dir, aos_fa_scan_fn fn, void *ctx) {
-  return aos_fa__scan(AOS_FA__H(dir), fn, ctx, NULL);
+  return aos_fa__scan_dir(AOS_FA__H(dir), fn, ctx, NULL);
 }
 
 int aos_fa_tree_open_child(int dir, const char *name, int *child) {
