@@ -57,6 +57,25 @@
 #define AOS_FA__APPEND_TRIES 8
 
 #define AOS_FA__APPEND_FLAGS (O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+/* How long an open for writing waits, in all, for a read lease to go (below). */
+#define AOS_FA__LEASE_WAIT_NS (200LL * 1000 * 1000)
+#define AOS_FA__LEASE_NAP_NS (50LL * 1000)
+
+/* openat for appending, EINTR retried. A non-blocking open for writing of a file that
+ * someone holds a read lease on fails with EWOULDBLOCK while the kernel asks the holder
+ * to let go (a read of a file written lately holds one for the few microseconds of
+ * its read: posix_read.c); it is tried again, for at most AOS_FA__LEASE_WAIT_NS. */
+static int aos_fa__append_openat(int dir, const char *name, int flags, mode_t mode) {
+  int64_t waited = 0;
+  for (;;) {
+    int f = openat(dir, name, flags, mode);
+    if (f >= 0) return f;
+    if (errno == EINTR) continue;
+    if ((errno != EAGAIN && errno != EWOULDBLOCK) || waited >= AOS_FA__LEASE_WAIT_NS) return -1;
+    aos_fa_posix_sleep_ns(AOS_FA__LEASE_NAP_NS);
+    waited += AOS_FA__LEASE_NAP_NS;
+  }
+}
 
 /* Opens the regular file `name` in `dir` for appending, or creates it: *fd and
  * *created on success; never opens a link, and opens nothing else that could block or
@@ -70,14 +89,10 @@ static int aos_fa__append_open(int dir, const char *name, mode_t mode, int last,
     int f;
     if (fstatat(dir, name, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
       if (!S_ISREG(sb.st_mode)) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, aos_fa_posix_kind_errno(sb.st_mode), last);
-      do {
-        f = openat(dir, name, AOS_FA__APPEND_FLAGS);
-      } while (f < 0 && errno == EINTR);
+      f = aos_fa__append_openat(dir, name, AOS_FA__APPEND_FLAGS, 0);
       if (f < 0 && errno == ENOENT) continue; /* removed since the look */
     } else if (errno == ENOENT) {
-      do {
-        f = openat(dir, name, AOS_FA__APPEND_FLAGS | O_CREAT | O_EXCL, mode);
-      } while (f < 0 && errno == EINTR);
+      f = aos_fa__append_openat(dir, name, AOS_FA__APPEND_FLAGS | O_CREAT | O_EXCL, mode);
       if (f < 0 && errno == EEXIST) continue; /* created by someone else meanwhile */
       *created = f >= 0;
     } else {

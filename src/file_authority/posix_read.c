@@ -55,6 +55,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifdef __linux__
+#include <sys/vfs.h>
+#endif
+
 #if defined(__linux__) && defined(SEEK_DATA)
 #include <pthread.h>
 #include <stdio.h>
@@ -77,6 +81,8 @@
 /* Consecutive re-reads that may disagree before the read is FILE_CHANGED. */
 #define AOS_FA__RACY_RETRIES 4
 #define AOS_FA__READ_FLAGS (O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+/* The longest joined path the openat2 open takes (longer: the component walk). */
+#define AOS_FA__PATH_BUF 4096
 
 static int64_t aos_fa__ns(time_t sec, long nsec) {
   return (int64_t)sec * 1000000000LL + nsec;
@@ -292,6 +298,32 @@ static int aos_fa__barrier(int fd, const struct stat *sb) {
 }
 #endif
 
+#if defined(__linux__) && defined(F_SETLEASE) && defined(F_SETSIG)
+#include <signal.h>
+/* Takes a read lease on fd (open for reading only): true when it was granted, which
+ * the kernel does only while no descriptor (of any process) has the file open for
+ * writing, and then holds back every open for writing and every truncate of the file
+ * (their callers wait, a non-blocking open fails with EWOULDBLOCK) until the lease goes
+ * with the descriptor's close; an open that meets it signals the holder, so the lease
+ * is taken with the signal set to SIGURG, which a process ignores unless it asks for it
+ * (the default SIGIO would end it). Refused (false: the caller reads twice, behind the
+ * barrier) for a file of another owner without CAP_LEASE, one open for writing, or a
+ * filesystem without leases. */
+static bool aos_fa__lease(int fd) {
+  if (fcntl(fd, F_SETSIG, SIGURG) != 0) return false;
+  int r;
+  do {
+    r = fcntl(fd, F_SETLEASE, F_RDLCK);
+  } while (r != 0 && errno == EINTR);
+  return r == 0;
+}
+#else
+static bool aos_fa__lease(int fd) {
+  (void)fd;
+  return false;
+}
+#endif
+
 /* Reads buf[0..size) from `offset` and, when `extra` is given, one byte more into
  * *extra, with preadv (one call for a file that holds still); fewer only at end of
  * file. Returns the count read (size + 1: the file has grown) or -errno. */
@@ -338,6 +370,7 @@ typedef struct {
   int fd;
   int dir;
   const char *name;
+  bool confined; /* the open itself proved the file beneath the root (aos_fa__open_path) */
 } aos_fa__source;
 
 static int aos_fa__read_pass(const aos_fa__source *src, uint8_t *buf, size_t size,
@@ -356,9 +389,14 @@ static int aos_fa__read_pass(const aos_fa__source *src, uint8_t *buf, size_t siz
   /* Confinement: the file is beneath the root now (its path, one snapshot), and the
    * fstat below finds it unchanged since the open; so the bytes just read were its
    * content at this instant, beneath the root. A directory on the way moved out of the
-   * root makes the read FILE_CHANGED (posix_beneath.c). */
-  int b = aos_fa_beneath_file(src->root, src->dir, src->name, fd, st);
-  if (b != 0) return b;
+   * root makes the read FILE_CHANGED (posix_beneath.c). A file opened by one openat2
+   * from the root needs no snapshot: it was beneath the root at the open (or at the
+   * look that found a kept descriptor's file), and the same fstat finds it unchanged
+   * since that instant. */
+  if (!src->confined) {
+    int b = aos_fa_beneath_file(src->root, src->dir, src->name, fd, st);
+    if (b != 0) return b;
+  }
   struct stat after;
   if (fstat(fd, &after) != 0) return aos_fa_fail(st, AOS_FA_HOST_IO, errno, last);
   if (!aos_fa__same_version(opened, &after)) return aos_fa_fail(st, AOS_FA_FILE_CHANGED, 0, -1);
@@ -437,9 +475,68 @@ typedef struct {
   struct stat opened; /* its metadata at the open (a kept descriptor: at the look) */
   int64_t open_ns;    /* the time just before the open (a kept descriptor: the look) */
   bool keep;          /* after a consistent read, keep fd for `key` (with `look`) */
+  bool confined;      /* opened by aos_fa__open_path: beneath the root at the open */
+  bool leased;        /* read under a lease (aos_fa__lease): released before it is kept */
+  bool kept;          /* the root's cache kept it (taken at the look) */
+  bool keep_racy;     /* the look found it changed lately: kept only where stamps tell
+                         every later change (aos_fa__keepable) */
   struct stat look;   /* the look before the open */
   char key[AOS_FA_FDCACHE_KEY_MAX];
 } aos_fa__file;
+
+#ifdef O_PATH
+/* The openat2 resolver's open: the whole path resolved beneath the root in one call, so
+ * the file is beneath the root at the instant the open completes (the kernel checks the
+ * result against the root under its rename lock: RESOLVE_BENEATH), and no directory is
+ * held meanwhile that a move could take out. First an O_PATH look (nothing is opened
+ * that is not a regular file: a FIFO, socket or device is refused from its fstat),
+ * then, unless the root's cache keeps a descriptor of the very file the look found
+ * unchanged (identity and ctime: posix_fdcache.c), the open for reading. 1: *f holds
+ * the file; -1: refused (*st); 0: not done (any failure of the two calls, which may be
+ * a swap between them: the component walk reports it with its segment index). */
+static int aos_fa__open_path(const aos_fa_root *root, const char *path, int last, bool cached,
+                             aos_fa__file *f, aos_fa_status *st) {
+  int64_t look_ns = cached ? aos_fa__now_ns() : 0;
+  int fp = aos_fa_posix_openat2(root->fd, path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (fp < 0) return 0;
+  if (fstat(fp, &f->look) != 0) {
+    close(fp);
+    return 0;
+  }
+  if (cached) {
+    int fd = aos_fa_fdcache_take(root->fdcache, f->key, &f->look); /* closes one not matching */
+    if (fd >= 0) {
+      close(fp);
+      f->fd = fd;
+      f->opened = f->look;
+      f->open_ns = look_ns;
+      f->keep = true;
+      f->kept = true;
+      f->confined = true;
+      return 1;
+    }
+  }
+  if (!S_ISREG(f->look.st_mode)) {
+    close(fp);
+    aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, aos_fa_posix_kind_errno(f->look.st_mode), last);
+    return -1;
+  }
+  f->open_ns = aos_fa__now_ns();
+  int fd = aos_fa_posix_openat2(root->fd, path, AOS_FA__READ_FLAGS);
+  close(fp);
+  if (fd < 0) return 0;
+  /* A regular file swapped in between the look and the open is a file beneath the root
+   * all the same; anything else was opened without blocking and is closed unread. */
+  if (aos_fa__opened(fd, &f->opened, last, st) != 0) return -1;
+  f->fd = fd;
+  f->confined = true;
+  f->keep = cached && f->opened.st_dev == f->look.st_dev && f->opened.st_ino == f->look.st_ino &&
+            f->opened.st_ctime == f->look.st_ctime &&
+            AOS_FA_CTIME_NS(f->opened) == AOS_FA_CTIME_NS(f->look);
+  f->keep_racy = aos_fa__racy(&f->look, f->open_ns);
+  return 1;
+}
+#endif
 
 /* Opens the regular file segs[0..count) for reading into *f (a descriptor the root's
  * cache kept, when the look finds the file it reads unchanged). Fails *st otherwise. */
@@ -447,13 +544,30 @@ static int aos_fa__open_regular(const aos_fa_root *root, const char *const *segs
                                 aos_fa__file *f, aos_fa_status *st) {
   f->fd = -1;
   f->dir = -1;
+  f->name = NULL;
   f->keep = false;
+  f->confined = false;
+  f->leased = false;
+  f->kept = false;
+  f->keep_racy = false;
   /* No segments names the root itself: a directory, never a regular file. */
   if (count == 0) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, EISDIR, -1); /* the root itself */
   int r = aos_fa_segments_check(segs, count, st);
   if (r != 0) return r;
-  bool cached = root->fdcache != NULL &&
-                aos_fa_posix_join(segs, count, f->key, sizeof f->key) == 0;
+  char path[AOS_FA__PATH_BUF];
+  bool joined = aos_fa_posix_join(segs, count, path, sizeof path) == 0;
+  size_t plen = joined ? strlen(path) : 0;
+  bool cached = root->fdcache != NULL && joined && plen < sizeof f->key;
+  if (cached) memcpy(f->key, path, plen + 1);
+#ifdef O_PATH
+  if (joined && root->resolver == AOS_FA_RESOLVE_OPENAT2) {
+    r = aos_fa__open_path(root, path, (int)count - 1, cached, f, st);
+    if (r != 0) {
+      if (r > 0) f->name = segs[count - 1];
+      return r > 0 ? 0 : -1;
+    }
+  }
+#endif
 
   int last = (int)count - 1;
   int dir = root->fd;
@@ -485,6 +599,7 @@ static int aos_fa__open_regular(const aos_fa_root *root, const char *const *segs
       f->opened = *before;
       f->open_ns = look_ns;
       f->keep = true;
+      f->kept = true;
       return 0;
     }
   }
@@ -518,9 +633,39 @@ static int aos_fa__open_regular(const aos_fa_root *root, const char *const *segs
    * outlive); one older than AOS_FA__RACY_NS is followed by later ones only. */
   f->keep = cached && f->opened.st_dev == before->st_dev && f->opened.st_ino == before->st_ino &&
             f->opened.st_ctime == before->st_ctime &&
-            AOS_FA_CTIME_NS(f->opened) == AOS_FA_CTIME_NS(*before) &&
-            !aos_fa__racy(before, f->open_ns);
+            AOS_FA_CTIME_NS(f->opened) == AOS_FA_CTIME_NS(*before);
+  f->keep_racy = aos_fa__racy(before, f->open_ns);
   return 0;
+}
+
+/* Whether the file just read consistently may be kept. One not changed lately may: a
+ * ctime older than AOS_FA__RACY_NS is followed by later ones only, so a later read's
+ * look sees any change. One changed lately may only where every change after a stat
+ * carries a later ctime than the stat saw (multigrain stamps: posix_mgtime.c); where
+ * stamps tick coarsely, a change in the same tick as the open (a chmod, say) would keep
+ * the ctime the look compares. A lease is released first. */
+static bool aos_fa__keepable(const aos_fa__file *f) {
+  if (f->keep_racy) {
+#ifdef __linux__
+    struct statfs sf;
+    int r;
+    do {
+      r = fstatfs(f->fd, &sf);
+    } while (r != 0 && errno == EINTR);
+    /* Multigrain, and stamps with a sub-second part: ext4 made with 128-byte inodes
+     * mounts as ext4 but has whole-second stamps only. */
+    if (r != 0 || !aos_fa_posix_multigrain(&sf, f->opened.st_dev) ||
+        aos_fa_posix_stamp_gran(&f->opened) >= 1000000000LL) {
+      return false;
+    }
+#else
+    return false;
+#endif
+  }
+#ifdef F_SETLEASE
+  if (f->leased && fcntl(f->fd, F_SETLEASE, F_UNLCK) != 0) return false;
+#endif
+  return true;
 }
 
 /* Done with the file: kept after a consistent read (ok) when it may be, else closed. */
@@ -528,7 +673,7 @@ static void aos_fa__file_done(const aos_fa_root *root, aos_fa__file *f, bool ok)
   if (f->dir >= 0 && f->dir != root->fd) close(f->dir);
   f->dir = -1;
   if (f->fd < 0) return;
-  if (ok && f->keep) {
+  if (ok && f->keep && aos_fa__keepable(f)) {
     aos_fa_fdcache_keep(root->fdcache, f->key, f->fd, &f->look);
   } else {
     close(f->fd);
@@ -557,10 +702,19 @@ static int aos_fa__read_consistent(const aos_fa_root *root, aos_fa__file *f, uin
                                    size_t size, uint64_t offset, bool probe, uint64_t max_bytes,
                                    int last, aos_fa__version_use use, int64_t *wait_ns,
                                    bool *unmatchable, aos_fa_status *st) {
-  bool racy = aos_fa__racy(&f->opened, f->open_ns);
-  aos_fa__source src = {root, f->fd, f->dir, f->name};
+  /* A kept descriptor is read once: its file was read consistently when it was kept,
+   * and any change since (a write's first act is to stamp the times) shows in a ctime
+   * other than the one it was kept with (aos_fa__keepable), which its look compares
+   * before the read and the fstat after it. */
+  bool racy = !f->kept && aos_fa__racy(&f->opened, f->open_ns);
+  /* A racy file that no one has open for writing is read once, under a read lease that
+   * keeps it so: no write can be under way (every write goes through a descriptor open
+   * for writing) and none can begin until the descriptor is closed. */
+  f->leased = racy && aos_fa__lease(f->fd);
+  bool leased = f->leased;
+  aos_fa__source src = {root, f->fd, f->dir, f->name, f->confined};
   int r = aos_fa__read_pass(&src, buf, size, offset, probe, max_bytes, &f->opened, last, st);
-  if (r == 0 && racy) {
+  if (r == 0 && racy && !leased) {
     r = aos_fa__confirm(&src, buf, size, offset, probe, max_bytes, &f->opened, last, st);
   }
   *wait_ns = 0;

@@ -27,6 +27,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifdef __linux__
@@ -211,12 +212,28 @@ static int aos_lock__pseudo(const char *path, bool exists) {
  * controlling terminal. An existing guard file this process may not write (another
  * user's, or on a read-only mount) is opened read-only: flock needs no write
  * access; the pid is then not recorded (and a stale record not cleared). */
+/* open, EINTR retried; and EWOULDBLOCK: a non-blocking open for writing of a file
+ * someone holds a read lease on fails so while the kernel asks the holder to let go (a
+ * file-authority read of a guard file written lately holds one for microseconds); it
+ * is tried again, for at most about 200 ms. */
+static int aos_lock__open_retry(const char *path, int flags, mode_t mode) {
+  for (int naps = 0;; naps++) {
+    int fd = open(path, flags, mode);
+    if (fd >= 0) return fd;
+    if (errno == EINTR) {
+      naps--;
+      continue;
+    }
+    if ((errno != EAGAIN && errno != EWOULDBLOCK) || naps >= 4000) return -1;
+    struct timespec nap = {0, 50 * 1000};
+    while (nanosleep(&nap, &nap) != 0 && errno == EINTR) {
+    }
+  }
+}
+
 static int aos_lock__open(const char *path, bool *writable) {
   const int base = O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
-  int fd;
-  do {
-    fd = open(path, O_RDWR | O_CREAT | base, 0666);
-  } while (fd == -1 && errno == EINTR);
+  int fd = aos_lock__open_retry(path, O_RDWR | O_CREAT | base, 0666);
   if (fd >= 0) {
     *writable = true;
     return fd;
