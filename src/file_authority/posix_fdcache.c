@@ -5,26 +5,30 @@
  * (an agent paging through one log with readRange, re-reading a file it watches) need
  * not open it again: after a read that succeeded, the descriptor is kept here under the
  * path it was read by, with the identity (device, inode) and status-change time the look
- * before its open saw. The next read of that path still looks at the name first
- * (fstatat in the parent resolved for this call, without following it), and takes the
- * kept descriptor only when the look finds that same inode with that same ctime:
+ * before its open saw. The next read of that path still looks at the name first (with
+ * the openat2 resolver an O_PATH openat2 of the whole path beneath the root and an fstat
+ * of it; with the portable one fstatat in the parent resolved for this call, without
+ * following it), and takes the kept descriptor only when the look finds that same inode
+ * with that same ctime:
  *
  * - the same inode: the name resolves now, through this call's own resolution, to the
  *   file the descriptor reads (an open descriptor pins its inode, whose number cannot
  *   be reused while it is held); a name swapped for a link, FIFO or another file is a
- *   miss, handled as a first read is;
+ *   miss, handled as a first read is. The openat2 look also puts the file beneath the
+ *   root at that instant (posix_read.c);
  * - the same ctime: nothing that decides whether an open would be allowed (mode, owner,
- *   ACL or security label) and nothing of its content (every write sets the ctime) has
- *   changed since the descriptor was opened; the parent's search permission is checked
- *   by the look itself. Timestamps come from a coarse clock (a tick; a second on some
- *   filesystems), so a change just after the open could carry the same ctime as one
- *   just before it: only files whose ctime is over a second older than the open are
- *   kept (posix_read.c), and every later change then carries a later ctime.
+ *   ACL or security label) and nothing of its content (every write sets the ctime,
+ *   before its first byte) has changed since the descriptor was opened; the parent's
+ *   search permission is checked by the look itself. Timestamps come from a coarse
+ *   clock (a tick; a second on some filesystems), so a change just after the open could
+ *   carry the same ctime as one just before it: only files whose ctime is over a second
+ *   older than the open are kept, and every later change then carries a later ctime;
+ *   or, where stamps are multigrain (every change after a stat carries a later ctime
+ *   than the stat saw: posix_mgtime.c), any file read consistently (posix_read.c).
  *
  * Then the read is that of a first read from the look on: the consistency check compares
- * the look with an fstat after the read (identity, size, mtime, ctime), and the racy rule
- * counts from the time just before the look. A hit makes three calls (fstatat, preadv,
- * fstat) where a first read makes six.
+ * the look with an fstat after the read (identity, size, mtime, ctime). A hit makes
+ * five calls (openat2, fstat, close, preadv, fstat) where a first read makes eight.
  *
  * Bounds: AOS_FA_FDCACHE_SLOTS descriptors per authority (the least recently used is
  * closed), AOS_FA_FDCACHE_PROCESS_MAX in the whole process, paths up to

@@ -1,47 +1,60 @@
 /* file-authority: bounded, consistent reads of one regular file (POSIX).
  *
- * The entry is never looked up through a pathname: only the parent directory is
- * resolved (aos_fa_walk: one openat2 beneath the root with RESOLVE_BENEATH |
- * RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS, O_PATH; the portable walk component by
- * component where openat2 fails or is not used), so a link planted in a parent makes
- * the package look up nothing outside the root. The final entry, one name in that
- * parent, is looked at with fstatat without following it (a FIFO, socket or device
- * found there is refused without being opened), then opened with openat(O_NOFOLLOW |
- * O_NONBLOCK | O_NOCTTY): an entry swapped in between is opened without blocking,
- * found not regular by the fstat that follows, and closed unread. The sequence
- * (Linux, openat2 resolver, a file at rest two or more segments deep): openat2 of the
- * parent, fstatat, openat, close of the parent, fstat (a regular file? its size, its
- * version), one preadv into the caller's buffer plus a probe byte past its end
- * (growth), fstat (the same version?), close; a file directly in the root skips the
- * parent (six calls). The root's liveness is only checked where a failure needs it
- * (a removed root has no entries). A ReadAuthority keeps the descriptor after a
- * consistent read, and a later read of the same path whose look finds that same file
- * unchanged (identity and ctime) reads through it: fstatat, preadv, fstat
- * (posix_fdcache.c says why that is the same read).
+ * Opening. With the openat2 resolver the file is opened by its whole path in one
+ * openat2 from the root (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS):
+ * first O_PATH, a look that opens nothing (an fstat of that descriptor: a FIFO, socket
+ * or device is refused without being opened), then O_RDONLY | O_NOFOLLOW | O_NONBLOCK
+ * | O_NOCTTY: an entry swapped in between is opened without blocking, found not regular
+ * by the fstat that follows, and closed unread. The kernel checks the result of a
+ * RESOLVE_BENEATH lookup against the root under its rename lock, so the file is
+ * beneath the root at the instant of the open, and no directory on the way is held
+ * that a rename could take out of the root: the read is confined by the open, and the
+ * fstat after the read (same version as at the open) says the bytes are what the file
+ * held then. The sequence (a file at rest, first read): openat2 O_PATH, fstat, openat2,
+ * close of the O_PATH descriptor, fstat, one preadv into the caller's buffer plus a
+ * probe byte past its end (growth), fstat, close. Any failure of the two openat2 calls
+ * goes to the component walk, which reports the segment and the kind. The portable
+ * resolver (and a path too long to join) resolves the parent (aos_fa_walk), looks at
+ * the name with fstatat without following it, opens it with openat, and after the read
+ * checks that the file is still beneath the root (posix_beneath.c: a directory on the
+ * way moved out makes the read FILE_CHANGED).
  *
- * A read is returned only if the file's identity, size, modification time and
- * status-change time are the same before and after it. The ctime is what a writer
- * cannot set back (utimensat, touch -r, rsync -t restore the mtime and move the
- * ctime). That alone misses one case: the kernel sets both times when a write
- * *starts*, so an in-place write already under way at the open changes bytes under
- * the read while the times stay put. A file whose modification or status-change time
- * is recent (within AOS_FA__RACY_NS of the open, or in the future) is therefore
- * "racy", as git calls an index entry it cannot trust by time alone: its content is
- * read again and must come back identical, with the same metadata, before it is
- * returned; reads that differ are retried a bounded number of times, then reported as
- * FILE_CHANGED. A write still copying across both reads (its writer merely
- * preempted, or stalled) leaves the same torn bytes for both; so on Linux a racy read
- * waits between its two reads, for at most AOS_FA__BARRIER_NS, for the inode lock that
- * ext4, tmpfs and btrfs writers hold from before they set the times until their
- * last byte is copied (lseek(SEEK_DATA) takes it). That lseek cannot be interrupted,
- * so it runs on a helper thread of its own (on a dup of the descriptor, at most
- * AOS_FA__BARRIER_THREADS at once): a writer that does not finish within the bound
- * makes the read FILE_CHANGED, and only the helper thread, never the caller's, waits
- * for that writer (docs/file-authority.md states what remains). The bound counts only
- * while the helper sleeps in its lseek (state and system call in /proc); a helper that a loaded
- * machine has not yet given a CPU extends it, up to AOS_FA__BARRIER_CAP_NS in all, so
- * a file written a moment ago and long finished is not FILE_CHANGED under load. Files
- * not written recently cost one read and no wait. */
+ * Kept descriptors. A ReadAuthority keeps the descriptor after a consistent read, and
+ * a later read of the same path whose look finds that same file unchanged (identity
+ * and ctime) reads through it: openat2 O_PATH, fstat, close, preadv, fstat
+ * (posix_fdcache.c says why that is the same read; the look's instant confines it).
+ *
+ * Consistency. A read is returned only if the file's identity, size, modification time
+ * and status-change time are the same before and after it. The ctime is what a writer
+ * cannot set back (utimensat, touch -r, rsync -t restore the mtime and move the ctime).
+ * That alone misses one case: the kernel sets both times when a write *starts*, so an
+ * in-place write already under way at the open changes bytes under the read while the
+ * times stay put. A file whose modification or status-change time is recent (within
+ * AOS_FA__RACY_NS of the open, or in the future) is therefore "racy", as git calls an
+ * index entry it cannot trust by time alone, and is read one of two ways:
+ *  - under a read lease (aos_fa__lease, Linux): granted only while no descriptor of any
+ *    process has the file open for writing, and holding back every open for writing and
+ *    truncate until the descriptor is closed: no write is under way, none starts, and
+ *    one read is consistent. Refused for a file of another owner (without CAP_LEASE),
+ *    one open for writing, a filesystem without leases: then
+ *  - twice, and the two reads must agree byte for byte, with the same metadata; reads
+ *    that differ are retried a bounded number of times, then reported as FILE_CHANGED.
+ *    A write still copying across both reads (its writer merely preempted, or stalled)
+ *    leaves the same torn bytes for both; so on Linux a racy read waits between its two
+ *    reads, for at most AOS_FA__BARRIER_NS, for the inode lock that ext4, tmpfs and
+ *    btrfs writers hold from before they set the times until their last byte is copied
+ *    (lseek(SEEK_DATA) takes it). That lseek cannot be interrupted, so it runs on a
+ *    helper thread (on a dup of the descriptor; at most AOS_FA__BARRIER_THREADS at once,
+ *    kept for AOS_FA__BARRIER_IDLE_NS after their last wait, so a burst of such reads
+ *    does not start a thread each): a writer that does not finish within the bound makes
+ *    the read FILE_CHANGED, and only the helper, never the caller's thread, waits for
+ *    that writer (docs/file-authority.md states what remains). The bound counts only
+ *    while the helper sleeps in its lseek (state and system call in /proc); a helper that
+ *    a loaded machine has not yet given a CPU extends it, up to AOS_FA__BARRIER_CAP_NS in
+ *    all, so a file written a moment ago and long finished is not FILE_CHANGED under load.
+ * A racy file read consistently is kept too where every change after a stat carries a
+ * later ctime (multigrain stamps, aos_fa__keepable); files not written recently cost
+ * one read and no wait. */
 #include "file_authority/fa.h"
 #include "file_authority/posix.h"
 
@@ -148,26 +161,123 @@ static void aos_fa__barrier_unref(aos_fa__barrier_job *job) {
   free(job);
 }
 
-static void *aos_fa__barrier_main(void *arg) {
-  aos_fa__barrier_job *job = arg;
-  pid_t tid = (pid_t)syscall(SYS_gettid);
-  pthread_mutex_lock(&aos_fa__barrier_mu);
-  job->tid = tid;
-  pthread_mutex_unlock(&aos_fa__barrier_mu);
-  (void)lseek(job->fd, 0, SEEK_DATA); /* returns once no write holds the inode lock */
-  close(job->fd);
-  pthread_mutex_lock(&aos_fa__barrier_mu);
-  job->done = true;
-  aos_fa__barrier_files[job->slot].job = NULL;
-  pthread_cond_broadcast(&job->cv);
-  aos_fa__barrier_unref(job);
-  pthread_mutex_unlock(&aos_fa__barrier_mu);
-  return NULL;
+/* How long a helper thread with nothing to do waits for the next barrier before it
+ * ends: a burst of reads of files written lately starts at most
+ * AOS_FA__BARRIER_THREADS threads, not one per read. */
+#define AOS_FA__BARRIER_IDLE_NS (2000LL * 1000 * 1000)
+
+/* A helper thread: waits on `wake` for a job while idle (on the idle list). */
+typedef struct aos_fa__barrier_worker {
+  pthread_cond_t wake;
+  aos_fa__barrier_job *job;             /* the job handed to it, or NULL */
+  struct aos_fa__barrier_worker *next;  /* the next idle worker */
+} aos_fa__barrier_worker;
+static aos_fa__barrier_worker *aos_fa__barrier_idle; /* guarded by aos_fa__barrier_mu */
+
+/* Removes w from the idle list (the mutex held). */
+static void aos_fa__barrier_unidle(aos_fa__barrier_worker *w) {
+  for (aos_fa__barrier_worker **p = &aos_fa__barrier_idle; *p != NULL; p = &(*p)->next) {
+    if (*p == w) {
+      *p = w->next;
+      return;
+    }
+  }
 }
 
-/* A new job for fd with its helper thread started, or NULL (no memory, descriptor or
- * thread). refs counts the helper and the caller. Called with the mutex held (the
- * helper cannot take it before the caller has published the job). */
+static void *aos_fa__barrier_main(void *arg) {
+  aos_fa__barrier_worker *w = arg;
+  pid_t tid = (pid_t)syscall(SYS_gettid);
+  pthread_mutex_lock(&aos_fa__barrier_mu);
+  for (;;) {
+    if (w->job == NULL) {
+      struct timespec until;
+      clock_gettime(CLOCK_MONOTONIC, &until);
+      int64_t end = aos_fa__ns(until.tv_sec, until.tv_nsec) + AOS_FA__BARRIER_IDLE_NS;
+      until.tv_sec = (time_t)(end / 1000000000LL);
+      until.tv_nsec = (long)(end % 1000000000LL);
+      while (w->job == NULL) {
+        if (pthread_cond_timedwait(&w->wake, &aos_fa__barrier_mu, &until) == ETIMEDOUT &&
+            w->job == NULL) {
+          aos_fa__barrier_unidle(w);
+          pthread_mutex_unlock(&aos_fa__barrier_mu);
+          pthread_cond_destroy(&w->wake);
+          free(w);
+          return NULL;
+        }
+      }
+    }
+    aos_fa__barrier_job *job = w->job;
+    job->tid = tid;
+    pthread_mutex_unlock(&aos_fa__barrier_mu);
+    (void)lseek(job->fd, 0, SEEK_DATA); /* returns once no write holds the inode lock */
+    close(job->fd);
+    pthread_mutex_lock(&aos_fa__barrier_mu);
+    job->done = true;
+    aos_fa__barrier_files[job->slot].job = NULL;
+    pthread_cond_broadcast(&job->cv);
+    aos_fa__barrier_unref(job);
+    w->job = NULL;
+    w->next = aos_fa__barrier_idle;
+    aos_fa__barrier_idle = w;
+  }
+}
+
+/* A child of fork has none of its parent's helper threads: it starts with none (their
+ * records are dropped, not freed: another thread may have held the mutex at the fork,
+ * so it is made anew too). */
+static void aos_fa__barrier_after_fork(void) {
+  pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+  aos_fa__barrier_mu = fresh;
+  aos_fa__barrier_idle = NULL;
+  for (int i = 0; i < AOS_FA__BARRIER_THREADS; i++) aos_fa__barrier_files[i].job = NULL;
+}
+static pthread_once_t aos_fa__barrier_once = PTHREAD_ONCE_INIT;
+static void aos_fa__barrier_init(void) {
+  (void)pthread_atfork(NULL, NULL, aos_fa__barrier_after_fork);
+}
+
+/* Hands `job` to an idle helper, or to a new one: false when neither can be had. The
+ * mutex held (the helper cannot take the job before the caller has published it). */
+static bool aos_fa__barrier_hand(aos_fa__barrier_job *job) {
+  aos_fa__barrier_worker *w = aos_fa__barrier_idle;
+  if (w != NULL) {
+    aos_fa__barrier_idle = w->next;
+    w->job = job;
+    pthread_cond_signal(&w->wake);
+    return true;
+  }
+  w = calloc(1, sizeof *w);
+  if (w == NULL) return false;
+  pthread_condattr_t ca;
+  bool cv_ok = false;
+  if (pthread_condattr_init(&ca) == 0) {
+    cv_ok = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 &&
+            pthread_cond_init(&w->wake, &ca) == 0;
+    pthread_condattr_destroy(&ca);
+  }
+  if (!cv_ok) {
+    free(w);
+    return false;
+  }
+  w->job = job;
+  pthread_t t;
+  pthread_attr_t ta;
+  bool started = false;
+  if (pthread_attr_init(&ta) == 0) {
+    started = pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED) == 0 &&
+              pthread_attr_setstacksize(&ta, 64 * 1024) == 0 &&
+              pthread_create(&t, &ta, aos_fa__barrier_main, w) == 0;
+    pthread_attr_destroy(&ta);
+  }
+  if (!started) {
+    pthread_cond_destroy(&w->wake);
+    free(w);
+  }
+  return started;
+}
+
+/* A new job for fd handed to a helper thread, or NULL (no memory, descriptor or
+ * thread). refs counts the helper and the caller. Called with the mutex held. */
 static aos_fa__barrier_job *aos_fa__barrier_start(int fd, int slot) {
   aos_fa__barrier_job *job = calloc(1, sizeof *job);
   if (job == NULL) return NULL;
@@ -181,16 +291,7 @@ static aos_fa__barrier_job *aos_fa__barrier_start(int fd, int slot) {
             pthread_cond_init(&job->cv, &ca) == 0;
     pthread_condattr_destroy(&ca);
   }
-  pthread_t t;
-  pthread_attr_t ta;
-  bool started = false;
-  if (job->fd >= 0 && cv_ok && pthread_attr_init(&ta) == 0) {
-    started = pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED) == 0 &&
-              pthread_attr_setstacksize(&ta, 64 * 1024) == 0 &&
-              pthread_create(&t, &ta, aos_fa__barrier_main, job) == 0;
-    pthread_attr_destroy(&ta);
-  }
-  if (!started) {
+  if (job->fd < 0 || !cv_ok || !aos_fa__barrier_hand(job)) {
     if (job->fd >= 0) close(job->fd);
     if (cv_ok) pthread_cond_destroy(&job->cv);
     free(job);
@@ -242,6 +343,7 @@ static bool aos_fa__thread_blocked(pid_t tid) {
 }
 
 static int aos_fa__barrier(int fd, const struct stat *sb) {
+  pthread_once(&aos_fa__barrier_once, aos_fa__barrier_init);
   struct timespec deadline;
   clock_gettime(CLOCK_MONOTONIC, &deadline);
   int64_t end = aos_fa__ns(deadline.tv_sec, deadline.tv_nsec) + AOS_FA__BARRIER_NS;
