@@ -170,40 +170,48 @@ static int aos_lock__mount_type(uint64_t mnt_id, char *type, size_t cap) {
  * tmpfs is told apart by its mount's type (Linux 5.8+ statx mount id; without /proc or
  * that, a tmpfs counts as one: /dev/shm is a tmpfs and holds data). 0 otherwise, -errno
  * when neither can be looked at. */
-static int aos_lock__pseudo(const char *path, bool exists) {
+/* 1 when the entry `name` in the directory `dfd` (or, when it does not exist, the
+ * directory itself, where it would be created) lives on a pseudo filesystem, 0 when
+ * not, -errno. The entry is looked at through an O_PATH descriptor of its own (which
+ * opens nothing: a device or a procfs file is not opened by it), so a mount over the
+ * name is judged by the filesystem mounted there. */
+static int aos_lock__pseudo(int dfd, const char *name, bool exists) {
   struct statfs sf;
   int r;
-  do {
-    r = statfs(path, &sf);
-  } while (r != 0 && errno == EINTR);
-  if (r != 0 && !exists && errno == ENOENT) {
-    char dir[PATH_MAX];
-    size_t n = strnlen(path, sizeof dir);
-    if (n >= sizeof dir) return -ENAMETOOLONG;
-    memcpy(dir, path, n + 1);
-    char *slash = strrchr(dir, '/');
-    if (slash == NULL) return -ENOENT;
-    if (slash == dir) slash[1] = '\0'; else *slash = '\0';
+  int efd = -1;
+#ifdef O_PATH
+  if (exists) {
     do {
-      r = statfs(dir, &sf);
-    } while (r != 0 && errno == EINTR);
+      efd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    } while (efd < 0 && errno == EINTR);
+    if (efd < 0 && errno != ENOENT) return -errno;
   }
-  if (r != 0) return -errno;
-  if (aos_fstype_pseudo(&sf)) return 1;
+#endif
+  int at = efd >= 0 ? efd : dfd;
+  do {
+    r = fstatfs(at, &sf);
+  } while (r != 0 && errno == EINTR);
+  if (r != 0) {
+    r = -errno;
+    if (efd >= 0) close(efd);
+    return r;
+  }
+  int pseudo = aos_fstype_pseudo(&sf) ? 1 : 0;
 #if defined(__linux__) && defined(STATX_MNT_ID)
-  if ((unsigned long)sf.f_type == 0x01021994UL && exists) {
+  if (pseudo == 0 && (unsigned long)sf.f_type == 0x01021994UL && efd >= 0) {
     struct statx sx;
-    if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) == 0 &&
+    if (statx(efd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) == 0 &&
         (sx.stx_mask & STATX_MNT_ID) != 0) {
       char type[64];
       if (aos_lock__mount_type(sx.stx_mnt_id, type, sizeof type) == 0 &&
           strcmp(type, "devtmpfs") == 0) {
-        return 1;
+        pseudo = 1;
       }
     }
   }
 #endif
-  return 0;
+  if (efd >= 0) close(efd);
+  return pseudo;
 }
 
 /* Opens the guard file for the lock: read-write (so the holder can record its pid),
@@ -216,9 +224,15 @@ static int aos_lock__pseudo(const char *path, bool exists) {
  * someone holds a read lease on fails so while the kernel asks the holder to let go (a
  * file-authority read of a guard file written lately holds one for microseconds); it
  * is tried again, for at most about 200 ms. */
-static int aos_lock__open_retry(const char *path, int flags, mode_t mode) {
+#ifdef O_PATH
+#define AOS_LOCK__DIR_FLAGS (O_PATH | O_DIRECTORY | O_CLOEXEC)
+#else
+#define AOS_LOCK__DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+#endif
+
+static int aos_lock__open_retry(int dfd, const char *name, int flags, mode_t mode) {
   for (int naps = 0;; naps++) {
-    int fd = open(path, flags, mode);
+    int fd = openat(dfd, name, flags, mode);
     if (fd >= 0) return fd;
     if (errno == EINTR) {
       naps--;
@@ -231,9 +245,9 @@ static int aos_lock__open_retry(const char *path, int flags, mode_t mode) {
   }
 }
 
-static int aos_lock__open(const char *path, bool *writable) {
+static int aos_lock__open(int dfd, const char *name, bool *writable) {
   const int base = O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
-  int fd = aos_lock__open_retry(path, O_RDWR | O_CREAT | base, 0666);
+  int fd = aos_lock__open_retry(dfd, name, O_RDWR | O_CREAT | base, 0666);
   if (fd >= 0) {
     *writable = true;
     return fd;
@@ -241,7 +255,7 @@ static int aos_lock__open(const char *path, bool *writable) {
   int err = errno;
   if (err != EACCES && err != EROFS && err != EPERM) return -err;
   do {
-    fd = open(path, O_RDONLY | base);
+    fd = openat(dfd, name, O_RDONLY | base);
   } while (fd == -1 && errno == EINTR);
   if (fd == -1) return -err; /* the first refusal is the one that explains */
   *writable = false;
@@ -466,25 +480,50 @@ int aos_lock_try_acquire(const char *path, bool want_holder, aos_lock *lock,
   out->holder_pid = 0;
   out->host_errno = 0;
 
+  /* The directory part is resolved once per attempt (its links followed, as given),
+   * and every look and the open go through that one descriptor: a directory on the
+   * path swapped meanwhile (for a link to /proc/self, or to a directory of device
+   * nodes) cannot make the look and the open see two different places. */
+  const char *slash = strrchr(path, '/');
+  if (slash == NULL || slash[1] == '\0') return -EINVAL; /* the JS layer refuses these */
+  const char *name = slash + 1;
+  char dir[PATH_MAX];
+  size_t dlen = slash == path ? 1 : (size_t)(slash - path);
+  if (dlen >= sizeof dir) return -ENAMETOOLONG;
+  memcpy(dir, path, dlen);
+  dir[dlen] = '\0';
+
   for (int attempt = 0; attempt <= AOS_LOCK_MAX_REPLACED_RETRIES; attempt++) {
+    int dfd;
+    do {
+      dfd = open(dir, AOS_LOCK__DIR_FLAGS);
+    } while (dfd < 0 && errno == EINTR);
+    if (dfd < 0) return -errno;
     /* Refuse a non-regular entry before opening it: opening a device can have
      * effects of its own. The descriptor's own type is checked again below. */
     struct stat st;
     bool exists = false;
-    if (lstat(path, &st) == 0) {
+    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
       if (!S_ISREG(st.st_mode)) {
+        close(dfd);
         aos_lock__unsafe(out, &st, 0);
         return 0;
       }
       exists = true;
     } else if (errno != ENOENT) {
-      return -errno;
+      int err = errno;
+      close(dfd);
+      return -err;
     }
     /* A guard must live where data is stored: a file on a pseudo filesystem
      * (/proc/self/mem reports a regular file) is never opened for writing. */
-    int pseudo = aos_lock__pseudo(path, exists);
-    if (pseudo < 0 && pseudo != -ENOENT) return pseudo;
+    int pseudo = aos_lock__pseudo(dfd, name, exists);
+    if (pseudo < 0) {
+      close(dfd);
+      return pseudo;
+    }
     if (pseudo == 1) {
+      close(dfd);
       memset(&st, 0, sizeof st);
       st.st_mode = S_IFREG;
       aos_lock__unsafe(out, &st, 0);
@@ -492,7 +531,8 @@ int aos_lock_try_acquire(const char *path, bool want_holder, aos_lock *lock,
     }
 
     bool writable = false;
-    int fd = aos_lock__open(path, &writable);
+    int fd = aos_lock__open(dfd, name, &writable);
+    close(dfd);
     if (fd < 0) {
       /* The open met another kind of entry (a link swapped in since the look is ELOOP
        * from O_NOFOLLOW): UNSAFE_ENTRY with that code, whatever the path holds by now. */
