@@ -3,6 +3,8 @@
  * file at rest). Every complete version of FILE is one letter repeated, and the
  * file is only ever between versions in the middle of one system call:
  *   pwrite   one pwrite of SIZE bytes of the next letter at offset 0 (same size)
+ *   flip     as pwrite, with two letters only (A, B, A, ...): two reads torn one write
+ *            apart can tear alike
  *   restore  as pwrite, then the modification time set back to the file's time at
  *            the start (futimens, as touch -r, rsync --inplace -t or an editor that
  *            keeps the time would): only the status-change time shows the edit
@@ -31,8 +33,8 @@ int main(int argc, char **argv) {
   char letter = 'A';
   off_t len = (off_t)size;
   for (unsigned long i = 0;; i++) {
-    if (strcmp(mode, "pwrite") == 0 || strcmp(mode, "restore") == 0) {
-      letter = (char)('A' + (i % 26));
+    if (strcmp(mode, "pwrite") == 0 || strcmp(mode, "restore") == 0 || strcmp(mode, "flip") == 0) {
+      letter = (char)('A' + (mode[0] == 'f' ? i % 2 : i % 26));
       memset(buf, letter, size);
       if (pwrite(fd, buf, size, 0) != (ssize_t)size) return 5;
       if (mode[0] == 'r' && futimens(fd, keep) != 0) return 7;
