@@ -21,7 +21,8 @@
  *   grows page by page (this package's reads then report FILE_CHANGED, or wait out the
  *   write: posix_read.c).
  *
- * The entry is looked at first without following it (fstatat AT_SYMLINK_NOFOLLOW): a
+ * The entry is looked at first without following it (statx AT_SYMLINK_NOFOLLOW, asking
+ * for no timestamp: aos_fa_posix_look_kind; fstatat where there is no statx): a
  * link, directory, FIFO, socket or device is refused without being opened. A regular
  * file is opened O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY: an entry of
  * another kind swapped in between is opened without blocking (a FIFO without a reader
@@ -35,8 +36,8 @@
  * durable: the file's data is flushed (fdatasync; macOS F_FULLFSYNC), and the parent
  * directory too when the call created the file.
  *
- * The sequence (Linux, a file directly in the root, durable false): fstatat, openat,
- * fstat, write, close. */
+ * The sequence (Linux, a file directly in the root, durable false): statx, openat,
+ * statx, write, close. */
 #include "file_authority/fa.h"
 #include "file_authority/posix.h"
 
@@ -87,16 +88,17 @@ static int aos_fa__append_open(int dir, const char *name, mode_t mode, int last,
   for (int tries = 0; tries < AOS_FA__APPEND_TRIES; tries++) {
     struct stat sb;
     int f;
-    if (fstatat(dir, name, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
+    int look = aos_fa_posix_look_kind(dir, name, &sb);
+    if (look == 0) {
       if (!S_ISREG(sb.st_mode)) return aos_fa_fail(st, AOS_FA_UNSAFE_ENTRY, aos_fa_posix_kind_errno(sb.st_mode), last);
       f = aos_fa__append_openat(dir, name, AOS_FA__APPEND_FLAGS, 0);
       if (f < 0 && errno == ENOENT) continue; /* removed since the look */
-    } else if (errno == ENOENT) {
+    } else if (look == -ENOENT) {
       f = aos_fa__append_openat(dir, name, AOS_FA__APPEND_FLAGS | O_CREAT | O_EXCL, mode);
       if (f < 0 && errno == EEXIST) continue; /* created by someone else meanwhile */
       *created = f >= 0;
     } else {
-      return aos_fa_fail(st, AOS_FA_HOST_IO, errno, last);
+      return aos_fa_fail(st, AOS_FA_HOST_IO, -look, last);
     }
     if (f < 0) {
       int e = errno;
@@ -218,8 +220,9 @@ int aos_fa_append(const aos_fa_root *root, const char *const *segs, size_t count
   r = aos_fa__append_open(dir, segs[last], (mode_t)opts->mode, last, &fd, &created, st);
   if (r != 0) goto out;
   struct stat sb;
-  if (fstat(fd, &sb) != 0) {
-    r = aos_fa_fail(st, AOS_FA_HOST_IO, errno, last);
+  int e = aos_fa_posix_look_kind(fd, NULL, &sb);
+  if (e != 0) {
+    r = aos_fa_fail(st, AOS_FA_HOST_IO, -e, last);
     goto out_fd;
   }
   if (!S_ISREG(sb.st_mode)) {

@@ -129,7 +129,9 @@ void aos_fa_root_close(int fd) {
 
 int aos_fa_root_check(int fd, aos_fa_status *st) {
   struct stat sb;
-  if (fstat(fd, &sb) != 0) return aos_fa_fail(st, AOS_FA_HOST_IO, errno, -1);
+  /* The link count only: a look that reads no timestamp (aos_fa_posix_look_kind). */
+  int r = aos_fa_posix_look_kind(fd, NULL, &sb);
+  if (r != 0) return aos_fa_fail(st, AOS_FA_HOST_IO, -r, -1);
   if (sb.st_nlink == 0) return aos_fa_fail(st, AOS_FA_ROOT_CHANGED, 0, -1);
   aos_fa_status_ok(st);
   return 0;
