@@ -52,6 +52,12 @@ function buildPrograms () {
 /** Runs a loop program once, started by the launcher (bench/lib/launcher.js: never
  * a fork of the measuring process), and resolves the ns per iteration it printed. */
 async function runLoop (program, args) {
+  return (await runLoopLines(program, args))[0]
+}
+
+/** As runLoop, resolving every number the program printed, one a line (the first:
+ * ns per iteration; read_loop's "-fresh" mode adds the file's age at its timed loop). */
+async function runLoopLines (program, args) {
   const r = await launcher.run(program, args)
   const text = (r.stdout || '').trim()
   if (r.error) throw new Error(`${path.basename(program)} could not run: ${r.error}`)
@@ -60,9 +66,9 @@ async function runLoop (program, args) {
     err.output = text
     throw err
   }
-  const ns = Number(text)
-  if (!Number.isFinite(ns)) throw new Error(`${path.basename(program)} printed ${JSON.stringify(text)}`)
-  return ns
+  const values = text.split('\n').map(Number)
+  if (!values.length || !values.every(Number.isFinite)) throw new Error(`${path.basename(program)} printed ${JSON.stringify(text)}`)
+  return values
 }
 
-module.exports = { buildPrograms, runLoop, BUILD_DIR }
+module.exports = { buildPrograms, runLoop, runLoopLines, BUILD_DIR }

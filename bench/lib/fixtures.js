@@ -115,8 +115,6 @@ function linkNames (file, count) {
   return names
 }
 
-/** A directory `dir` with `count` entries in no particular order: every tenth a
- * directory, the rest empty files. */
 /** Writes `text` (UTF-8) to `file` (parents created), dated an hour back. */
 function writeText (file, text) {
   fs.mkdirSync(path.dirname(file), { recursive: true })
@@ -125,6 +123,8 @@ function writeText (file, text) {
   lastWrite = Date.now()
 }
 
+/** A directory `dir` with `count` entries in no particular order: every tenth a
+ * directory, the rest empty files. */
 function makeListing (dir, count) {
   fs.mkdirSync(dir, { recursive: true })
   for (let i = 0; i < count; i++) {
@@ -135,4 +135,23 @@ function makeListing (dir, count) {
   }
 }
 
-module.exports = { diskBase, tmpfsBase, writeFile, writeText, linkNames, atRest, makeListing, cleanup, mkTemp }
+// The fresh rows (issue 28) read a file changed moments before, which the package
+// reads on its checked path for files changed within the last second (the racy
+// window). freshen() rewrites such a file in place with fs.writeFileSync (the same
+// inode: open O_TRUNC, write, close; mtime and ctime now) and says when, on the
+// clock process.hrtime.bigint() reads (CLOCK_MONOTONIC, the C loops' clock too). It
+// does not count as a fixture write for atRest(): the fresh files live in their own
+// directories and are never read as files at rest.
+let freshTurn = 0
+
+/** Rewrites `file` in place with the next of `contents` (Buffers, in turn); returns
+ * { data, startNs, endNs } (hrtime, BigInt). */
+function freshen (file, contents) {
+  const data = contents[freshTurn++ % contents.length]
+  const startNs = process.hrtime.bigint()
+  fs.writeFileSync(file, data)
+  const endNs = process.hrtime.bigint()
+  return { data, startNs, endNs }
+}
+
+module.exports = { freshen, diskBase, tmpfsBase, writeFile, writeText, linkNames, atRest, makeListing, cleanup, mkTemp }

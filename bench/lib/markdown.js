@@ -57,6 +57,7 @@ function render (result) {
     if (!s.available) out.push(`- skipped: ${s.reason}`)
     for (const c of s.checks || []) {
       if (c.status !== 'ok') out.push(`- ${c.label}: ${c.reason}`)
+      else if (c.same && c.expected !== undefined && c.mode !== c.expected) out.push(`- ${c.label}: same ${c.packageNames.length} calls (\`${c.packageNames.join(' ')}\`), the earlier sequence: not yet the expected ${c.expected}`)
       else if (c.same) out.push(`- ${c.label}: same ${c.packageNames.length} calls (\`${c.packageNames.join(' ')}\`)`)
       else out.push(`- ${c.label}: **different**: package \`${c.packageNames.join(' ')}\`; C \`${c.cNames.join(' ')}\``)
     }

@@ -124,6 +124,89 @@ async function volatileWriteRow (ctx) {
   }, ctx)
 }
 
+/** writeTextSync then readBytesSync of the same 4 KiB file, in a loop, on tmpfs: an
+ * agent reading back what it just wrote (issue 28). */
+async function cycleRow (ctx) {
+  const base = ctx.tmpfs
+  const root = path.join(base.dir, 'cycle')
+  const segments = ['d1', 'd2', 'd3', 'file.txt']
+  const ids = ['pkg', 'wfa', 'fs']
+  for (const id of ids) writeFile(path.join(root, id, ...segments), SIZE)
+  const file = (id) => path.join(root, id, ...segments)
+  const expected = Buffer.from(TEXT)
+  const check = (bytes, what) => {
+    if (!bytes || Buffer.compare(bytes, expected) !== 0) throw new Error(`${what} read back other bytes than were written`)
+  }
+  const n = ctx.quick ? 200 : 2000
+  const budget = { maxBytes: 1 << 20 }
+  return runRow({
+    id: 'write-read-cycle-tmpfs',
+    short: 'write + read 4 KiB, tmpfs',
+    title: 'a 4 KiB text written, then read back whole, in a loop, 3 directories deep on tmpfs',
+    where: `${base.type}, ${base.where}`,
+    n,
+    rounds: ctx.quick ? 9 : 21,
+    notes: [
+      'One operation is a cycle: the write of the 4 KiB text (replacing the file) and the read of the same file right after it, so every read is of a file changed microseconds before (the package reads it on its checked path for files changed within the last second). Each implementation has its own file, 3 directories deep, under the same tmpfs directory; the first cycle of each is checked to read back the bytes written.',
+      'The package: writeTextSync(segments, text) (durable, its default) on a WriteAuthority and readBytesSync(segments) on a ReadAuthority opened with sameRootAs, both opened once. write-file-atomic: .sync(path, text) with its defaults (fsync on), as in the writeTextSync rows, then fs.readFileSync(path). The reference fs.writeFileSync + fs.readFileSync rewrites the file in place, neither atomic nor durable.'
+    ],
+    impls: [
+      {
+        id: 'pkg',
+        label: 'agent-os writeTextSync + readBytesSync',
+        role: 'package',
+        setup: () => {
+          const fa = need(ctx.parts.fileAuthority, ['openWriteAuthoritySync', 'openReadAuthoritySync'])
+          const w = probe('openWriteAuthoritySync', () => fa.openWriteAuthoritySync(path.join(root, 'pkg')))
+          ctx.onExit(() => w.closeSync())
+          const r = probe('openReadAuthoritySync', () => fa.openReadAuthoritySync(path.join(root, 'pkg'), { sameRootAs: w }))
+          ctx.onExit(() => r.closeSync())
+          const cycle = () => {
+            w.writeTextSync(segments, TEXT)
+            return r.readBytesSync(segments, budget)
+          }
+          check(probe('writeTextSync + readBytesSync', cycle), 'writeTextSync + readBytesSync')
+          return () => timeSync(n, cycle)
+        }
+      },
+      {
+        id: 'wfa',
+        label: 'write-file-atomic (sync) + fs.readFileSync',
+        role: 'alternative',
+        setup: () => {
+          const writeFileAtomic = alternative('write-file-atomic')
+          const f = file('wfa')
+          const cycle = () => {
+            writeFileAtomic.sync(f, TEXT)
+            return fs.readFileSync(f)
+          }
+          check(cycle(), 'write-file-atomic + fs.readFileSync')
+          return () => timeSync(n, cycle)
+        }
+      },
+      {
+        id: 'fs',
+        label: 'fs.writeFileSync + fs.readFileSync',
+        role: 'reference',
+        setup: () => {
+          const f = file('fs')
+          const cycle = () => {
+            fs.writeFileSync(f, TEXT)
+            return fs.readFileSync(f)
+          }
+          check(cycle(), 'fs.writeFileSync + fs.readFileSync')
+          return () => timeSync(n, cycle)
+        }
+      }
+    ],
+    comparisons: [
+      { pkg: 'pkg', alt: 'wfa', limit: 0.5, target: '<= 0.5x' },
+      { pkg: 'pkg', alt: 'fs', target: '-', note: 'reference' }
+    ],
+    teardown: () => fs.rmSync(root, { recursive: true, force: true })
+  }, ctx)
+}
+
 const LINE = JSON.stringify({ at: '2026-01-01T00:00:00.000Z', tool: 'read', path: 'src/a.ts', outcome: 'ok', note: 'x'.repeat(100) }).padEnd(199, ' ') + '\n'
 
 /** appendTextSync of a 200-byte line, durable or not, against fs.appendFileSync (with
@@ -194,6 +277,8 @@ async function rows (ctx) {
   if (ctx.disk.dir) out.push(await writeRow(ctx, ctx.disk, 'disk'))
   if (ctx.tmpfs.dir) out.push(await volatileWriteRow(ctx))
   else out.push({ id: 'write-4k-tmpfs-volatile', short: 'writeTextSync 4 KiB, tmpfs, durable: false', status: 'unavailable', reason: `not available (${ctx.tmpfs.note})`, impls: [], comparisons: [], notes: [] })
+  if (ctx.tmpfs.dir) out.push(await cycleRow(ctx))
+  else out.push({ id: 'write-read-cycle-tmpfs', short: 'write + read 4 KiB, tmpfs', status: 'unavailable', reason: `not available (${ctx.tmpfs.note})`, impls: [], comparisons: [], notes: [] })
   if (ctx.disk.dir) out.push(await appendRow(ctx, false), await appendRow(ctx, true))
   return out
 }
