@@ -241,6 +241,17 @@ async function rows (ctx) {
           }
         },
         {
+          // The floor's other part: every read returns a Buffer of its own (no pool: a
+          // result's .buffer shows nothing else, and transferring it detaches nothing
+          // else), and V8 makes one of 4 KiB in about a microsecond (external memory
+          // accounting). The C loop's time plus this one is what no binding returning
+          // such a Buffer can go under.
+          id: 'alloc',
+          label: 'Buffer.allocUnsafeSlow(4096) alone (the result buffer)',
+          role: 'reference',
+          setup: () => () => timeSync(n, () => Buffer.allocUnsafeSlow(4096))
+        },
+        {
           id: 'pkg-portable',
           label: 'agent-os readBytesSync, portable walk',
           tag: 'portable',
