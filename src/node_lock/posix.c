@@ -175,12 +175,17 @@ static int aos_lock__mount_type(uint64_t mnt_id, char *type, size_t cap) {
  * not, -errno. The entry is looked at through an O_PATH descriptor of its own (which
  * opens nothing: a device or a procfs file is not opened by it), so a mount over the
  * name is judged by the filesystem mounted there. */
-static int aos_lock__pseudo(int dfd, const char *name, bool exists) {
+static int aos_lock__pseudo(int dfd, const char *name, bool exists, dev_t entry_dev) {
+  (void)entry_dev; /* used where O_PATH exists */
   struct statfs sf;
   int r;
   int efd = -1;
 #ifdef O_PATH
-  if (exists) {
+  /* An entry on the directory's own device shares its filesystem: the directory's
+   * answer stands (one call fewer). A mount point at the name is judged by its own. */
+  struct stat ds;
+  bool own = exists && (fstat(dfd, &ds) != 0 || ds.st_dev != entry_dev);
+  if (own) {
     do {
       efd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
     } while (efd < 0 && errno == EINTR);
@@ -198,9 +203,9 @@ static int aos_lock__pseudo(int dfd, const char *name, bool exists) {
   }
   int pseudo = aos_fstype_pseudo(&sf) ? 1 : 0;
 #if defined(__linux__) && defined(STATX_MNT_ID)
-  if (pseudo == 0 && (unsigned long)sf.f_type == 0x01021994UL && efd >= 0) {
+  if (pseudo == 0 && (unsigned long)sf.f_type == 0x01021994UL && exists) {
     struct statx sx;
-    if (statx(efd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) == 0 &&
+    if (statx(at, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) == 0 &&
         (sx.stx_mask & STATX_MNT_ID) != 0) {
       char type[64];
       if (aos_lock__mount_type(sx.stx_mnt_id, type, sizeof type) == 0 &&
@@ -517,7 +522,7 @@ int aos_lock_try_acquire(const char *path, bool want_holder, aos_lock *lock,
     }
     /* A guard must live where data is stored: a file on a pseudo filesystem
      * (/proc/self/mem reports a regular file) is never opened for writing. */
-    int pseudo = aos_lock__pseudo(dfd, name, exists);
+    int pseudo = aos_lock__pseudo(dfd, name, exists, st.st_dev);
     if (pseudo < 0) {
       close(dfd);
       return pseudo;
