@@ -176,7 +176,7 @@ static int aos_lock__mount_type(uint64_t mnt_id, char *type, size_t cap) {
  * opens nothing: a device or a procfs file is not opened by it), so a mount over the
  * name is judged by the filesystem mounted there. */
 static int aos_lock__pseudo(int dfd, const char *name, bool exists, dev_t entry_dev) {
-  (void)entry_dev; /* used where O_PATH exists */
+  (void)name, (void)exists, (void)entry_dev; /* used where O_PATH exists */
   struct statfs sf;
   int r;
   int efd = -1;
