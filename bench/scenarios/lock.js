@@ -92,7 +92,7 @@ async function rows (ctx) {
     ],
     comparisons: [
       { pkg: 'pkg', alt: 'proper', limit: 0.02, target: '<= 0.02x' },
-      { pkg: 'pkg', alt: 'fsx', limit: 1.0, target: '<= 1.0x' },
+      { pkg: 'pkg', alt: 'fsx', target: '-', note: 'reference (1.0x target withdrawn, issue 28: below the floor of the calls the contract requires)' },
       { pkg: 'pkg', alt: 'c', limit: 2.0, target: '<= 2.0x' }
     ],
     teardown: () => fs.rmSync(dir, { recursive: true, force: true })
