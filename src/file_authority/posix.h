@@ -55,6 +55,11 @@ void aos_fa_fdcache_keep(aos_fa_fdcache *c, const char *key, int fd, const struc
  * that instant), changes immediately before the act and again after it (undoing what
  * landed outside). */
 int aos_fa_beneath_dir(const aos_fa_root *root, int dir, aos_fa_status *st);
+/* The same for the directory `dir` that segs[0..count) names beneath the root: with
+ * the openat2 resolver first by resolving that path again and comparing identities
+ * (cheaper than the path snapshots; they decide when it does not match). */
+int aos_fa_beneath_dir_at(const aos_fa_root *root, int dir, const char *const *segs, size_t count,
+                          aos_fa_status *st);
 /* The same for the open file `fd`, opened as `name` in the directory `dir` (which the
  * fallback without descriptor paths checks, with the name; -1 when not at hand). */
 int aos_fa_beneath_file(const aos_fa_root *root, int dir, const char *name, int fd,
@@ -132,7 +137,7 @@ bool aos_fa_posix_multigrain(const struct statfs *sf, dev_t dev);
  * version that would not settle, HOST_IO. */
 int aos_fa_posix_stat_entries(int dir, aos_fa_entry *entries, size_t *count, aos_fa_status *st);
 
-/* posix_stat.c: fstatat(dir, name, AT_SYMLINK_NOFOLLOW), or fstat(dir) for name NULL,
+/* posix_walk.c: fstatat(dir, name, AT_SYMLINK_NOFOLLOW), or fstat(dir) for name NULL,
  * for the kind, mode, identity, size and link count only: on Linux a statx that asks
  * for no timestamp, so it does not mark the ctime as seen (with multigrain stamps, a
  * stat that reads the ctime makes the next write stamp a fine time and dirty the

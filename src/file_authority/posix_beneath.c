@@ -188,6 +188,42 @@ int aos_fa_beneath_dir(const aos_fa_root *root, int dir, aos_fa_status *st) {
   return aos_fa__beneath_status(r, st);
 }
 
+int aos_fa_beneath_dir_at(const aos_fa_root *root, int dir, const char *const *segs, size_t count,
+                          aos_fa_status *st) {
+  if (dir == root->fd) {
+    aos_fa_status_ok(st);
+    return 0;
+  }
+#ifdef O_PATH
+  /* The openat2 resolver: the directory's own path resolved again beneath the root (the
+   * kernel checks the result beneath the root under its rename lock) names this very
+   * directory (a directory has one name: same device and inode), so it is beneath the
+   * root at that instant. One openat2 and two statx (no timestamps read: they would make
+   * the next change in the directory stamp a fine time) where the path snapshots take
+   * three readlink of /proc. Anything else (the directory renamed within the root, a
+   * failure): the snapshots decide, as without a path. */
+  char path[4096];
+  if (root->resolver == AOS_FA_RESOLVE_OPENAT2 && count > 0 &&
+      aos_fa_posix_join(segs, count, path, sizeof path) == 0) {
+    int fd = aos_fa_posix_openat2(root->fd, path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+      struct stat a, b;
+      bool same = aos_fa_posix_look_kind(fd, NULL, &a) == 0 &&
+                  aos_fa_posix_look_kind(dir, NULL, &b) == 0 && a.st_dev == b.st_dev &&
+                  a.st_ino == b.st_ino;
+      close(fd);
+      if (same) {
+        aos_fa_status_ok(st);
+        return 0;
+      }
+    }
+  }
+#else
+  (void)segs, (void)count;
+#endif
+  return aos_fa_beneath_dir(root, dir, st);
+}
+
 int aos_fa_beneath_file(const aos_fa_root *root, int dir, const char *name, int fd,
                         aos_fa_status *st) {
   int r = -ENOENT;

@@ -49,26 +49,6 @@ static int aos_fa__look(int dir, const char *name, struct stat *sb) {
   return r == 0 ? 0 : -errno;
 }
 
-int aos_fa_posix_look_kind(int dir, const char *name, struct stat *sb) {
-#if defined(__linux__) && defined(STATX_BASIC_STATS)
-  struct statx sx;
-  int flags = AT_SYMLINK_NOFOLLOW | AT_STATX_SYNC_AS_STAT | (name == NULL ? AT_EMPTY_PATH : 0);
-  unsigned mask = STATX_TYPE | STATX_MODE | STATX_INO | STATX_SIZE | STATX_NLINK;
-  if (statx(dir, name == NULL ? "" : name, flags, mask, &sx) == 0) {
-    memset(sb, 0, sizeof *sb);
-    sb->st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
-    sb->st_ino = (ino_t)sx.stx_ino;
-    sb->st_mode = (mode_t)sx.stx_mode;
-    sb->st_size = (off_t)sx.stx_size;
-    sb->st_nlink = (nlink_t)sx.stx_nlink;
-    return 0;
-  }
-  if (errno != ENOSYS && errno != EPERM) return -errno; /* EPERM: a seccomp filter */
-#endif
-  int r = name == NULL ? fstat(dir, sb) : fstatat(dir, name, sb, AT_SYMLINK_NOFOLLOW);
-  return r == 0 ? 0 : -errno;
-}
-
 /* The filesystem the entry `name` in `dir` lives on is dir's unless it is a mount point
  * (its device differs): then a descriptor of its own, opened without following it and
  * without reading (O_PATH; elsewhere the directory's answer stands). -1: use dir. */

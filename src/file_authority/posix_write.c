@@ -308,6 +308,8 @@ typedef struct {
   aos_fa__staged *staged;
   int watch; /* the watch on the file an ifVersion write replaces (in the guard's instance), or -1 */
   aos_fa_guard *guard; /* watches the parent for moves through the commit */
+  const char *const *segs; /* the path: segs[0..count - 1) names dir beneath the root */
+  size_t count;
 } aos_fa__commit_ctx;
 
 static bool aos_fa__is_ours(const aos_fa__commit_ctx *c, const struct stat *sb) {
@@ -376,7 +378,7 @@ static void aos_fa__put_back(const aos_fa__commit_ctx *c) {
 /* Confinement (posix_beneath.c): the parent is beneath the root immediately before a
  * commit changes it. */
 static int aos_fa__pre_check(const aos_fa__commit_ctx *c, aos_fa_status *st) {
-  int r = aos_fa_beneath_dir(c->root, c->dir, st);
+  int r = aos_fa_beneath_dir_at(c->root, c->dir, c->segs, c->count - 1, st);
   if (r != 0 && st->kind == AOS_FA_HOST_IO) st->segment = c->last;
   return r;
 }
@@ -707,7 +709,7 @@ int aos_fa_write(const aos_fa_root *root, const char *const *segs, size_t count,
   }
 
   int staged_fd = -1;
-  aos_fa__commit_ctx c = {root, dir, NULL, target, last, opts, NULL, NULL, -1, NULL};
+  aos_fa__commit_ctx c = {root, dir, NULL, target, last, opts, NULL, NULL, -1, NULL, segs, count};
   /* The existing target: a regular file (its permission bits are kept), or none;
    * checked now so that a refused write writes nothing, and again at the commit. */
   struct stat existing;
