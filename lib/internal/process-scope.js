@@ -99,13 +99,19 @@ class ProcessScope {
   /** Which backend holds this scope: 'cgroup', 'subreaper', 'job' or 'tree'. */
   get backend () { return this.#backend }
   get closed () { return this.#closed }
+  // close() has begun: spawn is refused from then on (a command started while close()
+  // runs would be started after the kill that close() waits for).
+  #closing = false
+  // A kill() running its last phase (everything SIGKILLed): members that report in
+  // meanwhile (spawned during the kill) are killed as they do.
+  #finalKill = false
 
   /**
    * child_process.spawn's signature; returns a real ChildProcess whose command (and
    * everything it starts) is inside the scope.
    */
   spawn (command, args, options) {
-    if (this.#closed) throw plainError('SCOPE_CLOSED', 'spawn')
+    if (this.#closed || this.#closing) throw plainError('SCOPE_CLOSED', 'spawn')
     const a = checkSpawnArgs(command, args, options)
     let child
     if (this.#backend === 'tree') child = this.#spawnTree(a)
@@ -190,9 +196,13 @@ class ProcessScope {
     child.spawnargs = [argv0, ...argv]
     const hs = child.stdio[hsIndex]
     child.stdio.length = hsIndex // child.stdio is what the caller asked for
-    const member = { child, rpid: 0, pidfd: undefined, attach: undefined, goneAt: undefined }
+    const member = { child, rpid: 0, pidfd: undefined, attach: undefined, attached: false, goneAt: undefined }
     member.attach = new Promise((resolve) => {
-      if (hs === null || hs === undefined) return resolve()
+      const reported = () => {
+        member.attached = true
+        resolve()
+      }
+      if (hs === null || hs === undefined) return reported()
       let text = ''
       hs.setEncoding('latin1')
       hs.on('data', (d) => { text += d })
@@ -206,9 +216,19 @@ class ProcessScope {
             member.pidfd = this.#native.pidfd(Number(rpid[1]))
             member.rpid = Number(rpid[1])
             this.#native.control(member.pidfd, 0) // attached: it may exit once empty
-          } catch {}
+            if (this.#finalKill) this.#killMember(member)
+          } catch {
+            // No hold on the reaper (pidfd_open failed: out of descriptors, say):
+            // nothing could end what the command starts, so it is ended now, through the
+            // reaper's pid, which stays its own (a child of this process nobody else
+            // reaps). In a pid namespace its death ends everything in it.
+            member.lost = true
+            try {
+              process.kill(Number(rpid[1]), 'SIGKILL')
+            } catch {}
+          }
         }
-        resolve()
+        reported()
       })
     })
     this.#members.add(member)
@@ -331,7 +351,15 @@ class ProcessScope {
     } else {
       this.#killAll()
     }
-    await this.#until(() => this.#empty(true), Infinity)
+    // Members spawned while this kill runs are killed as they report in (and the
+    // cgroup again on every check), so that the kill ends with nothing left.
+    this.#finalKill = true
+    try {
+      this.#killAll()
+      await this.#until(() => this.#empty(true), Infinity)
+    } finally {
+      this.#finalKill = false
+    }
   }
 
   // The graceful signal: each reaper signals everything in its part of the scope
@@ -353,22 +381,27 @@ class ProcessScope {
   // namespace, whatever cgroup a member moved to), or told to kill everything below
   // it and exit when it is a plain subreaper.
   #killAll () {
-    if (this.#cg !== undefined) {
-      const { dir, cgpath, name, hasKill } = this.#cg
-      let done = false
-      if (hasKill) {
-        try {
-          fs.writeFileSync(path.join(dir, 'cgroup.kill'), '1')
-          done = true
-        } catch {}
-      }
-      if (!done) this.#native.cgSignal(dir, cgpath + name, SIGKILL)
+    this.#killCgroup()
+    for (const m of this.#members) this.#killMember(m)
+  }
+
+  #killCgroup () {
+    if (this.#cg === undefined) return
+    const { dir, cgpath, name, hasKill } = this.#cg
+    let done = false
+    if (hasKill) {
+      try {
+        fs.writeFileSync(path.join(dir, 'cgroup.kill'), '1')
+        done = true
+      } catch {}
     }
-    for (const m of this.#members) {
-      if (m.pidfd === undefined) continue
-      if (this.#ns !== '') this.#native.signal(m.pidfd, SIGKILL)
-      else this.#native.control(m.pidfd, SIGKILL)
-    }
+    if (!done) this.#native.cgSignal(dir, cgpath + name, SIGKILL)
+  }
+
+  #killMember (m) {
+    if (m.pidfd === undefined) return
+    if (this.#ns !== '') this.#native.signal(m.pidfd, SIGKILL)
+    else this.#native.control(m.pidfd, SIGKILL)
   }
 
   // Whether nothing is left in the scope; `final` also asks every ChildProcess to
@@ -389,8 +422,9 @@ class ProcessScope {
           text = 'populated 0'
         }
         if (/populated 1/.test(text)) {
-          // Without cgroup.kill, keep killing what is left on every check.
-          if (final && !this.#cg.hasKill) this.#native.cgSignal(this.#cg.dir, this.#cg.cgpath + this.#cg.name, SIGKILL)
+          // Keep killing what is left on every check: a member that entered after the
+          // last cgroup.kill (spawned while the kill ran) is killed by the next.
+          if (final) this.#killCgroup()
           return false
         }
       }
@@ -399,6 +433,9 @@ class ProcessScope {
       // when a command killed it: docs/process-scopes.md).
       const now = performance.now()
       for (const m of this.#members) {
+        // A helper that has not reported its reaper yet (spawned while this runs):
+        // what it starts is not out of reach, only not reached yet.
+        if (!m.attached && m.child.exitCode === null && m.child.signalCode === null) return false
         if (m.pidfd !== undefined && !this.#native.exited(m.pidfd)) return false
         if (m.goneAt === undefined) m.goneAt = now
       }
@@ -460,6 +497,7 @@ class ProcessScope {
   /** Kills everything in the scope at once (SIGKILL) and releases the scope. Idempotent. */
   async close () {
     if (this.#closed) return
+    this.#closing = true
     await this.#kill({ signal: 'SIGKILL', graceMs: 0 })
     if (this.#closed) return
     this.#closed = true
