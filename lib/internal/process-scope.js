@@ -190,7 +190,7 @@ class ProcessScope {
     }
     const letters = (this.#ns === '' ? 'p' : this.#ns) + (options.detached ? 'd' : '')
     const procs = this.#cg === undefined ? '-' : path.join(this.#cg.dir, 'cgroup.procs')
-    const child = childProcess.spawn(host.findHelper(), ['run', String(hsIndex), letters, procs, uid, gid, argv0, file, ...argv], opts)
+    const child = childProcess.spawn(host.findHelper(), ['run', `${hsIndex}:${process.pid}`, letters, procs, uid, gid, argv0, file, ...argv], opts)
     // What the ChildProcess says it runs (and any error of it names): the caller's.
     child.spawnfile = file
     child.spawnargs = [argv0, ...argv]

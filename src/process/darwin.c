@@ -83,13 +83,15 @@ int aos_proc_is_thread(int id) {
 
 bool aos_proc__table_readable(void) { return true; /* sysctl answers for every process */ }
 
-int aos_proc__hold(aos_proc__member *m, int pid, uint64_t expect_start, unsigned flags) {
+int aos_proc__hold(aos_proc__member *m, int pid, const aos_proc__entry *expect, unsigned flags) {
   (void)flags;
   *m = (aos_proc__member){.pid = pid, .fd = -1};
   aos_proc__entry e;
   int rc = aos_proc__read(pid, &e);
   if (rc < 0) return rc;
-  if (expect_start != 0 && e.start != expect_start) return -ESRCH;
+  if (expect != NULL && (e.start != expect->start || (e.ppid != expect->ppid && e.pgid != expect->pgid))) {
+    return -ESRCH;
+  }
   m->start = e.start;
   return 0;
 }

@@ -46,7 +46,9 @@ bool aos_proc__table_readable(void);
  * be read). -ESRCH when it is gone; -ENOTSUP when nothing can identify it (no pidfd
  * and no process table). `flags` are the AOS_PROC_* flags of src/process/process.h
  * (only AOS_PROC_NO_PIDFD is read). Sets every field of `m` (the flags false). */
-int aos_proc__hold(aos_proc__member *m, int pid, uint64_t expect_start, unsigned flags);
+/* `expect`: the entry the scan found at pid (start time, parent and group all
+ * compared), or NULL for the root (any process at pid). */
+int aos_proc__hold(aos_proc__member *m, int pid, const aos_proc__entry *expect, unsigned flags);
 
 /* Sends `sig` to the held process. 0, or -ESRCH when it is gone (nothing sent). */
 int aos_proc__signal(aos_proc__member *m, int sig);

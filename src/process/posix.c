@@ -123,7 +123,7 @@ int aos_proc_tree_open(int pid, unsigned flags, aos_proc_tree **out) {
     return 0;
   }
   aos_proc__member root;
-  int rc = aos_proc__hold(&root, pid, 0, flags);
+  int rc = aos_proc__hold(&root, pid, NULL, flags);
   if (rc < 0 && rc != -ESRCH && rc != -ENOMEM && (flags & AOS_PROC_CHILD)) {
     /* No pidfd and no process table: the caller's child, unreaped (the caller
      * checked), is still named by its pid; the caller signals it. */
@@ -218,7 +218,7 @@ static int aos_proc__discover(aos_proc_tree *t, aos_proc__entry *e, size_t n, bo
   for (size_t i = 0; i < n && rc == 0; i++) {
     if (!in[i] || aos_proc__is_member(t, &e[i])) continue;
     aos_proc__member m;
-    if (aos_proc__hold(&m, e[i].pid, e[i].start, t->flags & AOS_PROC_NO_PIDFD) < 0) {
+    if (aos_proc__hold(&m, e[i].pid, &e[i], t->flags & AOS_PROC_NO_PIDFD) < 0) {
       continue; /* gone since the snapshot, or not the process it showed */
     }
     rc = aos_proc__add(t, &m);

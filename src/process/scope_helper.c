@@ -488,8 +488,12 @@ static void reaper_main(reaper *r, int sync_r, int cg_fd, int node_pidfd, int si
 
 static int mode_run(int argc, char **argv) {
   if (argc < 9) return 2;
+  /* argv[2]: "<handshake fd>:<Node's pid>" (Node's pid as Node sees it, which is H's
+   * parent's pid here: H is spawned by Node itself). */
   int hs_fd = atoi(argv[2]);
-  if (hs_fd < 3 || fcntl(hs_fd, F_SETFD, FD_CLOEXEC) < 0) return 2;
+  const char *colon = strchr(argv[2], ':');
+  long node_expected = colon != NULL ? atol(colon + 1) : 0;
+  if (hs_fd < 3 || node_expected <= 0 || fcntl(hs_fd, F_SETFD, FD_CLOEXEC) < 0) return 2;
   reaper r;
   memset(&r, 0, sizeof r);
   r.status_w = -1;
@@ -500,7 +504,12 @@ static int mode_run(int argc, char **argv) {
   /* argv from here: [6] argv0, [7] file, [8...] args (run_reaper's view). */
   argv += 1;
 
+  /* Node must still be H's parent: a Node that ended before H ran left H to init (or
+   * a subreaper), whose pid getppid() then gives; watching that instead would keep the
+   * scope alive for good (red team: 7 of 225 Node SIGKILLs right after spawn, as
+   * nobody). */
   pid_t node = getppid();
+  if ((long)node != node_expected) return 125;
   int node_pidfd = -1;
   if (aos_scope_pidfd_open((int)node, &node_pidfd) < 0) return 125;
   /* H dies with Node; the re-check catches a Node that ended before the prctl. */
