@@ -364,7 +364,10 @@ static int aos_scope__cg_walk(int dirfd, int parentfd, const char *name, int dep
     if (d != NULL) {
       struct dirent *e;
       while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.' || e->d_type != DT_DIR) continue;
+        /* Only "." and ".." are skipped: a member's child cgroup may be named ".x"
+         * (red team: such a directory was left after close()). */
+        bool dots = e->d_name[0] == '.' && (e->d_name[1] == '\0' || (e->d_name[1] == '.' && e->d_name[2] == '\0'));
+        if (dots || e->d_type != DT_DIR) continue;
         int sub = aos_scope__open_at(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
         if (sub < 0) continue;
         int src = aos_scope__cg_walk(sub, dirfd, e->d_name, depth + 1, post, fn, ctx);
