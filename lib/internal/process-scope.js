@@ -194,8 +194,11 @@ class ProcessScope {
     // What the ChildProcess says it runs (and any error of it names): the caller's.
     child.spawnfile = file
     child.spawnargs = [argv0, ...argv]
-    const hs = child.stdio[hsIndex]
-    child.stdio.length = hsIndex // child.stdio is what the caller asked for
+    // A spawn that failed at once (EMFILE: no descriptor for the pipes) has no stdio;
+    // its ChildProcess emits 'error' as child_process.spawn's does (red team: this
+    // threw a TypeError instead, and the error went unheard).
+    const hs = child.stdio === undefined || child.stdio === null ? undefined : child.stdio[hsIndex]
+    if (Array.isArray(child.stdio)) child.stdio.length = hsIndex // what the caller asked for
     const member = { child, rpid: 0, pidfd: undefined, attach: undefined, attached: false, goneAt: undefined }
     member.attach = new Promise((resolve) => {
       const reported = () => {
