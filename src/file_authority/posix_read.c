@@ -411,17 +411,22 @@ static int aos_fa__barrier(int fd, const struct stat *sb) {
  * (the default SIGIO would end it). Refused (false: the caller reads twice, behind the
  * barrier) for a file of another owner without CAP_LEASE, one open for writing, or a
  * filesystem without leases. */
-static bool aos_fa__lease(int fd) {
+static bool aos_fa__lease(int fd, bool *writer) {
+  *writer = false;
   if (fcntl(fd, F_SETSIG, SIGURG) != 0) return false;
   int r;
   do {
     r = fcntl(fd, F_SETLEASE, F_RDLCK);
   } while (r != 0 && errno == EINTR);
+  /* EAGAIN: a descriptor somewhere has the file open for writing (or a lease of
+   * another's conflicts). */
+  if (r != 0 && errno == EAGAIN) *writer = true;
   return r == 0;
 }
 #else
-static bool aos_fa__lease(int fd) {
+static bool aos_fa__lease(int fd, bool *writer) {
   (void)fd;
+  *writer = false;
   return false;
 }
 #endif
@@ -817,10 +822,18 @@ static int aos_fa__read_consistent(const aos_fa_root *root, aos_fa__file *f, uin
    * other than the one it was kept with (aos_fa__keepable), which its look compares
    * before the read and the fstat after it. */
   bool racy = !f->kept && aos_fa__racy(&f->opened, f->open_ns);
-  /* A racy file that no one has open for writing is read once, under a read lease that
-   * keeps it so: no write can be under way (every write goes through a descriptor open
-   * for writing) and none can begin until the descriptor is closed. */
-  f->leased = racy && aos_fa__lease(f->fd);
+  /* A file opened for this read is offered a read lease: granted, no one has it open
+   * for writing, so no write can be under way (every write goes through a descriptor
+   * open for writing) and none can begin until the descriptor is closed; it is read
+   * once. Refused because someone has it open for writing, the file is racy whatever
+   * its times say: a write that began more than AOS_FA__RACY_NS ago may still be
+   * copying (a writer stalled, or a large write from slow memory; red team: a write
+   * stalled 2 s mid-copy was read half done, 9 of 9 on ext4 and on tmpfs). A kept
+   * descriptor needs none (its file was read so when it was kept, and any change since
+   * moves the ctime its look compares). */
+  bool writer = false;
+  f->leased = !f->kept && aos_fa__lease(f->fd, &writer);
+  if (writer) racy = true;
   bool leased = f->leased;
   /* Otherwise it is read twice; a watch for writes ending (inotify IN_MODIFY) is set
    * before the first read (aos_fa__confirm says why). */
