@@ -127,6 +127,38 @@ describe('file-authority hardening: reads', function () {
         }
       })
 
+      it('a write stalled mid-copy for over a second (its times no longer recent) is never returned half done', async function () {
+        // Red team (issue 28 round): a file counted as racy only while its times were
+        // within a second of the open, so a read 1.3 s into a stalled write returned it
+        // half done (9 of 9). A file someone has open for writing is racy whatever its
+        // times (the read lease tells), and the barrier then makes it FILE_CHANGED.
+        this.timeout(60000)
+        fs.mkdirSync(path.join(s.root, 'd'))
+        const file = path.join(s.root, 'd', 'f')
+        fs.writeFileSync(file, Buffer.alloc(2 * PAGE, 0x41))
+        const writer = await stallWriter(file)
+        if (writer === null) this.skip() // no userfaultfd here (needs root or vm.unprivileged_userfaultfd)
+        try {
+          await new Promise((resolve) => setTimeout(resolve, 1300))
+          assert.ok(Date.now() - fs.statSync(file).mtimeMs > 1000, 'the stalled write\'s times are over a second old')
+          for (const read of [() => r.readBytesSync(['d', 'f'], { maxBytes: 1 << 20 }), () => r.readRangeSync(['d', 'f'], { offset: 0, length: 2 * PAGE }).bytes]) {
+            let v
+            try {
+              v = read()
+            } catch (err) {
+              v = err
+            }
+            assert.ok(v instanceof Error, 'a read of the file while its write is stalled mid-copy returned bytes')
+            assert.equal(v.code, 'FILE_CHANGED')
+          }
+          const a = await r.readBytes(['d', 'f'], { maxBytes: 1 << 20 }).then(() => null, (err) => err)
+          assert.ok(a !== null && a.code === 'FILE_CHANGED', 'readBytes returned bytes')
+          assert.equal(writer.exitCode, null) // still stalled throughout
+        } finally {
+          await stopped(writer)
+        }
+      })
+
       it('a FIFO at the name is never opened: a writer blocked in open(O_WRONLY) stays blocked (finding 5)', async function () {
         this.timeout(30000)
         const fifo = path.join(s.root, 'fifo')
