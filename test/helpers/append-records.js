@@ -149,10 +149,18 @@ async function killRounds (dir, kills) {
     const name = `k${round}`
     const child = spawn(process.execPath, [__filename, dir, name, '1', '0', String(max), round % 2 ? 'sync' : 'async'],
       { env: { ...process.env, SAME: '1' }, stdio: 'ignore' })
-    // Node starts in about 50 ms (under wine, about a second); the appends run after that.
-    const startup = process.env.AGENT_OS_WINE === '1' ? 1500 : 80
-    await new Promise((resolve) => setTimeout(resolve, startup + Math.floor(Math.random() * 200)))
+    // The kill lands at a random moment once the appender has begun (its file has
+    // bytes): Node's start takes from 50 ms to seconds (wine, a sanitizer build, a
+    // loaded machine), so it is waited for, up to 20 s, not guessed.
     const exited = new Promise((resolve) => child.on('exit', resolve))
+    const begun = path.join(dir, name)
+    for (let waited = 0; waited < 20000; waited += 10) {
+      let size = 0
+      try { size = fs.statSync(begun).size } catch {}
+      if (size > 0 || child.exitCode !== null) break
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 200)))
     child.kill('SIGKILL')
     await exited
     const file = path.join(dir, name)
