@@ -40,10 +40,6 @@ function packageCopyForOtherUser () {
     if (st.isDirectory()) for (const name of fs.readdirSync(p)) open(path.join(p, name))
   }
   open(dir)
-  // A sanitizer run points the loader at its own build (AGENT_OS_BINDING_ROOT), which
-  // may sit where the other user cannot go: the processes this one starts from now on
-  // load the copy's (the same binding; this process loaded its own already).
-  if (process.env.AGENT_OS_BINDING_ROOT) process.env.AGENT_OS_BINDING_ROOT = dir
   process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }))
   copy = dir
   return dir
